@@ -1,0 +1,2 @@
+/** Public face of lib/exec: the command-runner seam over Deno.Command. */
+export * from "./runner.ts";

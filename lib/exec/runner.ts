@@ -1,0 +1,72 @@
+/** The command seam: every netadmin binary is run through one function of this shape. */
+
+/** What to run. */
+export interface CommandInput {
+  readonly cmd: string;
+  readonly args: readonly string[];
+  /** Written to the command's stdin, then closed. */
+  readonly stdin?: string;
+}
+
+/** What came back. A missing binary yields code 127 rather than throwing. */
+export interface CommandOutput {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs one command to completion. */
+export type CommandRunner = (input: CommandInput) => Promise<CommandOutput>;
+
+/** A command exited non-zero; callers branch on `code`, never on message text. */
+export class CommandError extends Error {
+  /** Builds the error from the input and the failed output. */
+  constructor(
+    readonly cmd: string,
+    readonly args: readonly string[],
+    readonly code: number,
+    readonly stderr: string,
+  ) {
+    super(`Command "${cmd} ${args.join(" ")}" exited ${code}: ${stderr.trim()}`);
+    this.name = "CommandError";
+  }
+}
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** The real runner over Deno.Command. */
+export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin }) => {
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(cmd, {
+      args: [...args],
+      stdin: stdin === undefined ? "null" : "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      return { code: 127, stdout: "", stderr: `${cmd}: command not found` };
+    }
+    throw err;
+  }
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    try {
+      await writer.write(encoder.encode(stdin));
+      await writer.close();
+    } catch {
+      // The command exited before reading all input; its exit code tells the story.
+    }
+  }
+  const out = await child.output();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+};
+
+/** Runs a command and throws CommandError when it exits non-zero. */
+export async function runChecked(runner: CommandRunner, input: CommandInput): Promise<string> {
+  const out = await runner(input);
+  if (out.code !== 0) throw new CommandError(input.cmd, input.args, out.code, out.stderr);
+  return out.stdout;
+}

@@ -1,0 +1,2 @@
+/** Public face of lib/log: the leveled logger. */
+export * from "./logger.ts";

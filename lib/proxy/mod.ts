@@ -1,0 +1,2 @@
+/** Public face of lib/proxy: the data model, change trackers and endpoint selection. */
+export * from "./types.ts";
