@@ -23,7 +23,9 @@ export interface ServicePortName {
 
 /** Formats a ServicePortName as upstream prints it: `ns/name:port` (or `ns/name` when unnamed). */
 export function servicePortNameString(spn: ServicePortName): string {
-  return spn.port === "" ? `${spn.namespace}/${spn.name}` : `${spn.namespace}/${spn.name}:${spn.port}`;
+  return spn.port === ""
+    ? `${spn.namespace}/${spn.name}`
+    : `${spn.namespace}/${spn.name}:${spn.port}`;
 }
 
 /** A unique map key for a ServicePortName: `ns/name:port/PROTO`. */

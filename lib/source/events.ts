@@ -40,7 +40,9 @@ export const HEADLESS_LABEL = "service.kubernetes.io/headless";
  * Upstream's label selector `!service-proxy-name,!headless`: true when kube-proxy must handle
  * an object with these labels.
  */
-export function selectedByProxyLabels(labels: Readonly<Record<string, string>> | undefined): boolean {
+export function selectedByProxyLabels(
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
   if (!labels) return true;
   return !(SERVICE_PROXY_NAME_LABEL in labels) && !(HEADLESS_LABEL in labels);
 }

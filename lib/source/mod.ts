@@ -1,2 +1,5 @@
 /** Public face of lib/source: source events and the manifest-file source. */
 export * from "./events.ts";
+export * from "./manifest_parse.ts";
+export * from "./manifest_state.ts";
+export * from "./manifest_source.ts";

@@ -1,0 +1,82 @@
+/**
+ * iptables comes in two flavours (legacy x_tables and nf_tables); a node's rules live in one
+ * of them, and we must use the same one as kubelet. Detection follows
+ * kubernetes-sigs/iptables-wrappers.
+ */
+import { type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
+import type { IPFamily } from "../../proxy/mod.ts";
+
+/** Which iptables backend the binaries talk to. */
+export type IptablesFlavour = "legacy" | "nft";
+
+/** The three binaries of one family and flavour. */
+export interface IptablesBinaries {
+  /** e.g. `iptables-nft`: single-rule commands (-S, -N, ...). */
+  readonly iptables: string;
+  readonly save: string;
+  readonly restore: string;
+}
+
+/** Binary names for a family and flavour, e.g. `ip6tables-legacy-restore`. */
+export function iptablesBinaries(family: IPFamily, flavour: IptablesFlavour): IptablesBinaries {
+  const base = `${family === "IPv6" ? "ip6tables" : "iptables"}-${flavour}`;
+  return { iptables: base, save: `${base}-save`, restore: `${base}-restore` };
+}
+
+/** Wait for the xtables lock up to 5 s, polling every 100 ms, as upstream's restore does. */
+export const IPTABLES_WAIT_ARGS: readonly string[] = ["-w", "5", "-W", "100000"];
+
+/** Arguments of every restore we run: keep other software's chains, keep counters. */
+export const RESTORE_ARGS: readonly string[] = [...IPTABLES_WAIT_ARGS, "--noflush", "--counters"];
+
+/** The exit code of a command that could not be found. */
+export const COMMAND_NOT_FOUND = 127;
+
+const KUBELET_HINT = /^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)\b/m;
+const FAMILIES: readonly IPFamily[] = ["IPv4", "IPv6"];
+
+interface SaveOutputs {
+  /** Concatenated stdout of the saves that ran. */
+  readonly text: string;
+  /** At least one binary of the flavour exists. */
+  readonly available: boolean;
+}
+
+async function saveAll(
+  runner: CommandRunner,
+  flavour: IptablesFlavour,
+  args: readonly string[],
+): Promise<SaveOutputs> {
+  let text = "";
+  let available = false;
+  for (const family of FAMILIES) {
+    const out = await runner({ cmd: iptablesBinaries(family, flavour).save, args });
+    if (out.code === COMMAND_NOT_FOUND) continue;
+    available = true;
+    text += out.stdout;
+  }
+  return { text, available };
+}
+
+function countRules(text: string): number {
+  return text.split("\n").filter((l) => l.startsWith("-")).length;
+}
+
+/**
+ * Picks the flavour the node uses: kubelet's hint chains in nft's mangle table, then in
+ * legacy (all tables: `-t mangle` would make the kernel create it), then whichever holds more
+ * rules; a tie means nft. A flavour whose binaries are missing is never picked over one that
+ * exists.
+ */
+export async function detectIptablesFlavour(
+  runner: CommandRunner = denoCommandRunner,
+): Promise<IptablesFlavour> {
+  const nftMangle = await saveAll(runner, "nft", ["-t", "mangle"]);
+  if (KUBELET_HINT.test(nftMangle.text)) return "nft";
+  const legacy = await saveAll(runner, "legacy", []);
+  if (KUBELET_HINT.test(legacy.text)) return "legacy";
+  const nft = await saveAll(runner, "nft", []);
+  if (!nft.available && legacy.available) return "legacy";
+  if (!legacy.available) return "nft";
+  return countRules(legacy.text) > countRules(nft.text) ? "legacy" : "nft";
+}

@@ -1,0 +1,161 @@
+/**
+ * The iptables backend for one IP family: renders each ProxyState and applies it with one
+ * iptables-restore, full or partial as upstream decides.
+ */
+import type { BackendMetrics, ProxyBackend, SyncReport } from "../backend.ts";
+import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
+import { type Logger, silentLogger } from "../../log/mod.ts";
+import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
+import { isServiceChainName, KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
+import { cleanupIptables } from "./cleanup.ts";
+import {
+  IPTABLES_WAIT_ARGS,
+  iptablesBinaries,
+  type IptablesFlavour,
+  RESTORE_ARGS,
+} from "./flavour.ts";
+import { missingJumps } from "./jump_chains.ts";
+import { renderIptables } from "./render.ts";
+import type { IptablesRenderOptions } from "./render_options.ts";
+import { buildRestorePayload, type RestorePlan } from "./restore_payload.ts";
+import { parseIptablesSave } from "./save_parser.ts";
+
+/** How to build an iptables proxier; everything but `family` has upstream's default. */
+export interface IptablesProxierOptions extends IptablesRenderOptions {
+  readonly family: IPFamily;
+  readonly runner?: CommandRunner;
+  /** Which binaries to run (see detectIptablesFlavour); default "nft". */
+  readonly flavour?: IptablesFlavour;
+  readonly logger?: Logger;
+  readonly metrics?: BackendMetrics;
+}
+
+const noMetrics: BackendMetrics = { restoreFailure: () => {}, partialRestoreFailure: () => {} };
+const CANARY_TABLES = ["mangle", "nat", "filter"] as const;
+
+/** Creates the iptables backend of one family; does no I/O until sync() is called. */
+export function createIptablesProxier(options: IptablesProxierOptions): ProxyBackend {
+  const runner = options.runner ?? denoCommandRunner;
+  const logger = options.logger ?? silentLogger;
+  const metrics = options.metrics ?? noMetrics;
+  const flavour = options.flavour ?? "nft";
+  const bins = iptablesBinaries(options.family, flavour);
+
+  let needFullSync = true;
+  let synced = false;
+  /** Per-service nat chains present in the kernel after the last successful restore. */
+  let ownedChains = new Set<string>();
+
+  const save = async (table: string): Promise<string> => {
+    const out = await runner({ cmd: bins.save, args: ["-t", table] });
+    if (out.code !== 0) throw new CommandError(bins.save, ["-t", table], out.code, out.stderr);
+    return out.stdout;
+  };
+
+  const fullPlan = async (active: ReadonlySet<string>): Promise<RestorePlan> => {
+    const nat = parseIptablesSave(await save("nat")).get("nat");
+    const filter = parseIptablesSave(await save("filter")).get("filter");
+    const stale = [...(nat?.chains.keys() ?? [])]
+      .filter((c) => isServiceChainName(c) && !active.has(c))
+      .sort();
+    return {
+      includeService: () => true,
+      staleNatChains: stale,
+      jumps: [...missingJumps("filter", filter), ...missingJumps("nat", nat)],
+      canary: true,
+      declareKubeletFirewall: !(filter?.chains.has(KUBE_FIREWALL) ?? false),
+    };
+  };
+
+  const sync = async (state: ProxyState): Promise<SyncReport> => {
+    if (state.family !== options.family) {
+      throw new RangeError(
+        `Invalid state family "${state.family}": this proxier handles "${options.family}"`,
+      );
+    }
+    const full = needFullSync || state.forceFullSync;
+    const rules = renderIptables(state, options);
+    for (const s of rules.skipped) {
+      logger.warn("Skipping service port with an untrusted value", {
+        service: s.key,
+        reason: s.reason,
+      });
+    }
+
+    let payload: string;
+    try {
+      // Besides changed services, rewrite any service whose chains we do not own yet.
+      const include = new Set(state.changed);
+      for (const line of rules.natChains) {
+        if (line.owner !== null && !ownedChains.has(line.text.slice(1, line.text.indexOf(" ")))) {
+          include.add(line.owner);
+        }
+      }
+      const plan: RestorePlan = full ? await fullPlan(rules.activeNatChains) : {
+        includeService: (key) => include.has(key),
+        staleNatChains: [...ownedChains].filter((c) => !rules.activeNatChains.has(c)).sort(),
+        jumps: [],
+        canary: false,
+        declareKubeletFirewall: false,
+      };
+      payload = buildRestorePayload(rules, plan);
+    } catch (err) {
+      needFullSync = true;
+      logger.error("Failed to read the current iptables rules", { family: options.family, err });
+      throw err;
+    }
+
+    logger.debug(2, "Reloading service iptables data", {
+      family: options.family,
+      full,
+      numServices: state.services.size,
+      numEndpoints: state.totalEndpoints,
+      numNATRules: rules.ruleCounts.nat,
+      numFilterRules: rules.ruleCounts.filter,
+    });
+    logger.debug(9, "Restoring iptables", { rules: payload });
+    const out = await runner({ cmd: bins.restore, args: RESTORE_ARGS, stdin: payload });
+    if (out.code !== 0) {
+      metrics.restoreFailure();
+      if (!full) metrics.partialRestoreFailure();
+      needFullSync = true;
+      logger.error("Failed to execute iptables-restore", {
+        family: options.family,
+        full,
+        code: out.code,
+        stderr: out.stderr.trim(),
+      });
+      throw new CommandError(bins.restore, RESTORE_ARGS, out.code, out.stderr);
+    }
+    needFullSync = false;
+    synced = true;
+    ownedChains = new Set(rules.activeNatChains);
+    return { full, ruleCounts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
+  };
+
+  const rulesFlushed = async (): Promise<boolean> => {
+    if (!synced) return false;
+    for (const table of CANARY_TABLES) {
+      const args = [...IPTABLES_WAIT_ARGS.slice(0, 2), "-t", table, "-S", KUBE_PROXY_CANARY];
+      const out = await runner({ cmd: bins.iptables, args });
+      if (out.code === 1) {
+        logger.info("iptables canary chain is gone, rules were flushed", {
+          family: options.family,
+          table,
+        });
+        needFullSync = true;
+        return true;
+      }
+      if (out.code !== 0) throw new CommandError(bins.iptables, args, out.code, out.stderr);
+    }
+    return false;
+  };
+
+  const cleanup = async (): Promise<void> => {
+    await cleanupIptables(runner, logger);
+    needFullSync = true;
+    ownedChains = new Set();
+  };
+
+  return { name: "iptables", sync, rulesFlushed, cleanup };
+}

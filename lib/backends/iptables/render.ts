@@ -1,0 +1,287 @@
+/**
+ * Renders a ProxyState into the nat and filter rules upstream kube-proxy would program.
+ * Pure: the result is data that the applier turns into iptables-restore input.
+ */
+import { ipFamily, joinHostPort, parseCIDR } from "../../net/mod.ts";
+import { type ProxyState, servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
+import {
+  KUBE_EXTERNAL_SERVICES,
+  KUBE_FIREWALL,
+  KUBE_FORWARD,
+  KUBE_MARK_MASQ,
+  KUBE_NODEPORTS,
+  KUBE_POSTROUTING,
+  KUBE_PROXY_FIREWALL,
+  KUBE_SERVICES,
+} from "./chain_names.ts";
+import {
+  type IptablesRenderOptions,
+  type ResolvedRenderConfig,
+  resolveRenderConfig,
+} from "./render_options.ts";
+import { type OwnedLine, quoted, RuleBuffers } from "./rule_buffer.ts";
+import { renderServicePort } from "./render_service.ts";
+
+/** Upstream switches to "large cluster mode" (no per-endpoint comments) above this. */
+export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;
+
+/** A service port left out of the rules because a value could not be trusted. */
+export interface SkippedServicePort {
+  readonly key: string;
+  readonly reason: string;
+}
+
+/** The rendered rules of one family, before they are packed into restore input. */
+export interface IptablesRuleSet {
+  readonly family: ProxyState["family"];
+  /** `:CHAIN - [0:0]` lines of the filter table (all top-level). */
+  readonly filterChains: readonly string[];
+  /** `-A` lines of the filter table. */
+  readonly filterRules: readonly string[];
+  /** nat chain lines; owner = service port key, or null for top-level chains. */
+  readonly natChains: readonly OwnedLine[];
+  /** nat rules in upstream's order; owner as for natChains. */
+  readonly natRules: readonly OwnedLine[];
+  /** Every per-service nat chain (SVC/SVL/EXT/FW/SEP) this render uses. */
+  readonly activeNatChains: ReadonlySet<string>;
+  /** Rules per table (kubeproxy_sync_proxy_rules_iptables_total). */
+  readonly ruleCounts: { readonly nat: number; readonly filter: number };
+  /** Service ports with ETP/ITP Local and no local endpoints, as upstream's gauge. */
+  readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
+  readonly skipped: readonly SkippedServicePort[];
+}
+
+const DNS_LABELISH = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function validPort(p: number): boolean {
+  return Number.isInteger(p) && p >= 1 && p <= 65535;
+}
+
+/** Why a service port must not reach a rule, or null when every value is safe to write. */
+export function untrustedValue(sps: ServicePortState, family: ProxyState["family"]): string | null {
+  const info = sps.info;
+  const n = info.name;
+  if (!DNS_LABELISH.test(n.namespace) || !DNS_LABELISH.test(n.name)) {
+    return `bad name "${servicePortNameString(n)}"`;
+  }
+  if (n.port !== "" && !PORT_NAME.test(n.port)) return `bad port name "${n.port}"`;
+  if (!["TCP", "UDP", "SCTP"].includes(info.protocol)) return `bad protocol "${info.protocol}"`;
+  if (ipFamily(info.clusterIP) !== family) return `bad cluster IP "${info.clusterIP}"`;
+  if (!validPort(info.port)) return `bad port "${info.port}"`;
+  if (info.nodePort !== 0 && !validPort(info.nodePort)) return `bad node port "${info.nodePort}"`;
+  if (info.healthCheckNodePort !== 0 && !validPort(info.healthCheckNodePort)) {
+    return `bad health check node port "${info.healthCheckNodePort}"`;
+  }
+  if (!Number.isInteger(info.stickyMaxAgeSeconds) || info.stickyMaxAgeSeconds < 0) {
+    return `bad session affinity timeout "${info.stickyMaxAgeSeconds}"`;
+  }
+  for (const ip of [...info.externalIPs, ...info.loadBalancerIPs]) {
+    if (ipFamily(ip) !== family) return `bad external address "${ip}"`;
+  }
+  for (const range of info.loadBalancerSourceRanges) {
+    const c = parseCIDR(range);
+    if (c === null || c.family !== family) {
+      return `bad source range "${range}"`;
+    }
+  }
+  for (const ep of sps.allReachableEndpoints) {
+    if (
+      ipFamily(ep.ip) !== family || !validPort(ep.port) ||
+      ep.address !== joinHostPort(ep.ip, ep.port)
+    ) {
+      return `bad endpoint "${ep.address}"`;
+    }
+  }
+  return null;
+}
+
+function writeTopLevel(b: RuleBuffers, config: ResolvedRenderConfig): void {
+  for (
+    const chain of [
+      KUBE_SERVICES,
+      KUBE_EXTERNAL_SERVICES,
+      KUBE_FORWARD,
+      KUBE_NODEPORTS,
+      KUBE_PROXY_FIREWALL,
+    ]
+  ) {
+    b.filterChain(chain);
+  }
+  for (const chain of [KUBE_SERVICES, KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_MARK_MASQ]) {
+    b.natChain(null, chain);
+  }
+  const mark = config.masqueradeMark;
+  b.nat(
+    null,
+    "-A",
+    KUBE_POSTROUTING,
+    "-m",
+    "mark",
+    "!",
+    "--mark",
+    `${mark}/${mark}`,
+    "-j",
+    "RETURN",
+  );
+  // Clear the mark so a packet that re-traverses the stack is not masqueraded twice.
+  b.nat(null, "-A", KUBE_POSTROUTING, "-j", "MARK", "--xor-mark", mark);
+  b.nat(
+    null,
+    "-A",
+    KUBE_POSTROUTING,
+    "-m",
+    "comment",
+    "--comment",
+    quoted("kubernetes service traffic requiring SNAT"),
+    "-j",
+    "MASQUERADE",
+    config.randomFully ? ["--random-fully"] : [],
+  );
+  b.nat(null, "-A", KUBE_MARK_MASQ, "-j", "MARK", "--or-mark", mark);
+
+  if (config.localhostNodePorts) {
+    // route_localnet opens a hole (issue 90259) that this copy of kubelet's rule closes.
+    b.filterChain(KUBE_FIREWALL);
+    b.filter(
+      "-A",
+      KUBE_FIREWALL,
+      "-m",
+      "comment",
+      "--comment",
+      quoted("block incoming localnet connections"),
+      "-d",
+      "127.0.0.0/8",
+      "!",
+      "-s",
+      "127.0.0.0/8",
+      "-m",
+      "conntrack",
+      "!",
+      "--ctstate",
+      "RELATED,ESTABLISHED,DNAT",
+      "-j",
+      "DROP",
+    );
+  }
+}
+
+function writeTail(b: RuleBuffers, config: ResolvedRenderConfig): void {
+  const nodePortsComment = quoted(
+    "kubernetes service nodeports; NOTE: this must be the last rule in this chain",
+  );
+  if (config.nodePortIPs === null) {
+    const destinations = ["-m", "addrtype", "--dst-type", "LOCAL"];
+    if (config.family === "IPv6") destinations.push("!", "-d", "::1/128");
+    else if (!config.localhostNodePorts) destinations.push("!", "-d", "127.0.0.0/8");
+    b.nat(
+      null,
+      "-A",
+      KUBE_SERVICES,
+      "-m",
+      "comment",
+      "--comment",
+      nodePortsComment,
+      destinations,
+      "-j",
+      KUBE_NODEPORTS,
+    );
+  } else {
+    for (const ip of config.nodePortIPs) {
+      b.nat(
+        null,
+        "-A",
+        KUBE_SERVICES,
+        "-m",
+        "comment",
+        "--comment",
+        nodePortsComment,
+        "-d",
+        ip,
+        "-j",
+        KUBE_NODEPORTS,
+      );
+    }
+  }
+
+  if (!config.conntrackTCPLiberal) {
+    b.filter("-A", KUBE_FORWARD, "-m", "conntrack", "--ctstate", "INVALID", "-j", "DROP");
+  }
+  const mark = config.masqueradeMark;
+  b.filter(
+    "-A",
+    KUBE_FORWARD,
+    "-m",
+    "comment",
+    "--comment",
+    quoted("kubernetes forwarding rules"),
+    "-m",
+    "mark",
+    "--mark",
+    `${mark}/${mark}`,
+    "-j",
+    "ACCEPT",
+  );
+  b.filter(
+    "-A",
+    KUBE_FORWARD,
+    "-m",
+    "comment",
+    "--comment",
+    quoted("kubernetes forwarding conntrack rule"),
+    "-m",
+    "conntrack",
+    "--ctstate",
+    "RELATED,ESTABLISHED",
+    "-j",
+    "ACCEPT",
+  );
+}
+
+/** Renders every rule of one family; service ports are visited in sorted key order. */
+export function renderIptables(
+  state: ProxyState,
+  options: IptablesRenderOptions = {},
+): IptablesRuleSet {
+  const config = resolveRenderConfig(state, options);
+  const buffers = new RuleBuffers();
+  writeTopLevel(buffers, config);
+
+  const ctx = {
+    config,
+    buffers,
+    largeClusterMode: state.totalEndpoints > LARGE_CLUSTER_ENDPOINTS_THRESHOLD,
+  };
+  const active = new Set<string>();
+  const skipped: SkippedServicePort[] = [];
+  let internal = 0;
+  let external = 0;
+  for (const key of [...state.services.keys()].sort()) {
+    const sps = state.services.get(key)!;
+    const reason = untrustedValue(sps, state.family);
+    if (reason !== null) {
+      skipped.push({ key, reason });
+      continue;
+    }
+    const result = renderServicePort(ctx, key, sps);
+    for (const chain of result.chains) active.add(chain);
+    if (result.noLocalEndpointsInternal) internal++;
+    if (result.noLocalEndpointsExternal) external++;
+  }
+
+  writeTail(buffers, config);
+  return {
+    family: state.family,
+    filterChains: buffers.filterChains,
+    filterRules: buffers.filterRules,
+    natChains: buffers.natChains,
+    natRules: buffers.natRules,
+    activeNatChains: active,
+    ruleCounts: {
+      nat: buffers.natRules.filter((l) => l.text.startsWith("-A ")).length,
+      filter: buffers.filterRules.length,
+    },
+    noLocalEndpoints: { internal, external },
+    skipped,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The endpoint half of a service port's rules: the random (and sticky) dispatch from a
+ * KUBE-SVC/KUBE-SVL chain and the KUBE-SEP chain of each endpoint.
+ */
+import type { Endpoint, ServicePort } from "../../proxy/mod.ts";
+import { KUBE_MARK_MASQ, servicePortEndpointChain } from "./chain_names.ts";
+import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
+
+/** What the endpoint writers need to know about the service port. */
+export interface EndpointRenderContext {
+  readonly buffers: RuleBuffers;
+  /** The servicePortKey owning the lines. */
+  readonly key: string;
+  /** `ns/name:port`. */
+  readonly name: string;
+  /** Lower-case protocol. */
+  readonly protocol: string;
+  readonly info: ServicePort;
+  /** Above 1000 endpoints upstream drops these comments. */
+  readonly largeClusterMode: boolean;
+}
+
+/** `--probability` text of 1/n, `%0.10f` as upstream formats it. */
+export function probability(n: number): string {
+  return (1 / n).toFixed(10);
+}
+
+/** SEP chain of one endpoint of one service port. */
+export function endpointChainName(nameString: string, protocol: string, ep: Endpoint): string {
+  return servicePortEndpointChain(nameString, protocol, ep.address);
+}
+
+function comment(ctx: EndpointRenderContext, text: string): RulePart {
+  return ctx.largeClusterMode ? [] : ["-m", "comment", "--comment", text];
+}
+
+/** Sticky checks first (ClientIP affinity), then one random rule per endpoint, last always. */
+export function writeServiceToEndpointRules(
+  ctx: EndpointRenderContext,
+  svcChain: string,
+  endpoints: readonly Endpoint[],
+): void {
+  const { buffers: b, key, name, protocol, info } = ctx;
+  if (info.stickyMaxAgeSeconds > 0) {
+    for (const ep of endpoints) {
+      const sep = endpointChainName(name, protocol, ep);
+      const recent = ["-m", "recent", "--name", sep, "--rcheck", "--seconds"];
+      b.nat(
+        key,
+        "-A",
+        svcChain,
+        comment(ctx, quoted(`${name} -> ${ep.address}`)),
+        recent,
+        String(info.stickyMaxAgeSeconds),
+        "--reap",
+        "-j",
+        sep,
+      );
+    }
+  }
+  endpoints.forEach((ep, i) => {
+    const sep = endpointChainName(name, protocol, ep);
+    const random: RulePart = i < endpoints.length - 1
+      ? ["-m", "statistic", "--mode", "random", "--probability", probability(endpoints.length - i)]
+      : [];
+    b.nat(key, "-A", svcChain, comment(ctx, quoted(`${name} -> ${ep.address}`)), random, "-j", sep);
+  });
+}
+
+/** Writes one endpoint's KUBE-SEP chain (hairpin masquerade, DNAT) and returns its name. */
+export function writeEndpointChain(ctx: EndpointRenderContext, ep: Endpoint): string {
+  const { buffers: b, key, name, protocol, info } = ctx;
+  const sep = endpointChainName(name, protocol, ep);
+  const head: RulePart = ["-A", sep, comment(ctx, name)].flat();
+  b.nat(key, head, "-s", ep.ip, "-j", KUBE_MARK_MASQ);
+  const affinity: RulePart = info.stickyMaxAgeSeconds > 0
+    ? ["-m", "recent", "--name", sep, "--set"]
+    : [];
+  b.nat(
+    key,
+    head,
+    affinity,
+    "-m",
+    protocol,
+    "-p",
+    protocol,
+    "-j",
+    "DNAT",
+    "--to-destination",
+    ep.address,
+  );
+  return sep;
+}

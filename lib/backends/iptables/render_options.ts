@@ -1,0 +1,131 @@
+/**
+ * The knobs of the iptables renderer and their resolution into the concrete pieces rules are
+ * made of (mark text, local-traffic matches, NodePort destinations). Pure: no I/O here.
+ */
+import { cidrContains, cidrString, parseCIDR } from "../../net/mod.ts";
+import type { CIDR } from "../../net/mod.ts";
+import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
+
+/** What the renderer needs besides the ProxyState; every field has upstream's default. */
+export interface IptablesRenderOptions {
+  /** Bit of the packet mark that flags traffic for masquerade (default 14, i.e. 0x4000). */
+  readonly masqueradeBit?: number;
+  /** Masquerade all traffic sent to cluster IPs (--masquerade-all). */
+  readonly masqueradeAll?: boolean;
+  /** --cluster-cidr values; the first one of the state's family tells pod traffic apart. */
+  readonly clusterCIDRs?: readonly string[];
+  /** Allow NodePorts on 127.0.0.0/8 (IPv4 only; default true). */
+  readonly localhostNodePorts?: boolean;
+  /** --nodeport-addresses: CIDRs or "primary"; empty means every local address. */
+  readonly nodePortAddresses?: readonly string[];
+  /**
+   * This node's addresses, to resolve nodePortAddresses CIDRs into IPs (upstream reads the
+   * interfaces). Defaults to state.node.ips plus the family's loopback address.
+   */
+  readonly localAddresses?: readonly string[];
+  /** Add `--random-fully` to the MASQUERADE rule (default true; kernels since 3.13 have it). */
+  readonly randomFully?: boolean;
+  /** nf_conntrack_tcp_be_liberal is set, so INVALID packets must not be dropped. */
+  readonly conntrackTCPLiberal?: boolean;
+}
+
+/** The options resolved against one state's family: what the rule writers consume. */
+export interface ResolvedRenderConfig {
+  readonly family: IPFamily;
+  /** `0x00004000`-style text, as upstream formats it with Go's `%#08x`. */
+  readonly masqueradeMark: string;
+  readonly masqueradeAll: boolean;
+  /** `["-s", cidr]` for pod-sourced traffic, or null when no cluster CIDR is known. */
+  readonly ifLocal: readonly string[] | null;
+  /** `["!", "-s", cidr]` for traffic from outside the pod network, or null. */
+  readonly ifNotLocal: readonly string[] | null;
+  readonly localhostNodePorts: boolean;
+  readonly randomFully: boolean;
+  readonly conntrackTCPLiberal: boolean;
+  /** null = NodePorts on every local address; otherwise the node IPs they are bound to. */
+  readonly nodePortIPs: readonly string[] | null;
+  /** The node's IPs of this family (loadBalancerSourceRanges allow-from-node check). */
+  readonly nodeIPs: readonly string[];
+}
+
+const IPV4_LOOPBACK = "127.0.0.1";
+
+/** Formats the mark as Go's `fmt.Sprintf("%#08x", 1<<bit)` does, e.g. `0x00004000`. */
+export function masqueradeMarkText(bit: number): string {
+  if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
+    throw new RangeError(`Invalid masqueradeBit "${bit}": expected an integer from 0 to 31`);
+  }
+  return "0x" + (2 ** bit).toString(16).padStart(8, "0");
+}
+
+function familyOf(c: CIDR): IPFamily {
+  return c.family;
+}
+
+/** Resolves options for one family: picks the cluster CIDR and the NodePort addresses. */
+export function resolveRenderConfig(
+  state: ProxyState,
+  options: IptablesRenderOptions = {},
+): ResolvedRenderConfig {
+  const family = state.family;
+  const clusterCIDR = (options.clusterCIDRs ?? [])
+    .map((s) => {
+      const c = parseCIDR(s.trim());
+      if (c === null) throw new RangeError(`Invalid cluster CIDR "${s}": expected a CIDR`);
+      return c;
+    })
+    .find((c) => familyOf(c) === family);
+  const cidrText = clusterCIDR ? cidrString(clusterCIDR) : null;
+
+  // NodePort addresses, as upstream's NodePortAddresses: family filter, zero CIDR = all.
+  const nodeIPs = state.node.ips;
+  const wanted: CIDR[] = [];
+  for (const entry of options.nodePortAddresses ?? []) {
+    if (entry === "primary") {
+      for (const ip of nodeIPs) {
+        const c = parseCIDR(ip.includes(":") ? `${ip}/128` : `${ip}/32`);
+        if (c && c.family === family) wanted.push(c);
+      }
+      continue;
+    }
+    const c = parseCIDR(entry.trim());
+    if (c === null) {
+      throw new RangeError(
+        `Invalid nodePortAddresses entry "${entry}": expected a CIDR or "primary"`,
+      );
+    }
+    if (c.family === family) wanted.push(c);
+  }
+  const matchAll = wanted.length === 0 || wanted.some((c) => c.prefix === 0);
+  const containsIPv4Loopback = matchAll ||
+    wanted.some((c) => c.family === "IPv4" && cidrContains(c, IPV4_LOOPBACK));
+  const localhostNodePorts = family === "IPv4" && (options.localhostNodePorts ?? true) &&
+    containsIPv4Loopback;
+
+  let nodePortIPs: string[] | null = null;
+  if (!matchAll) {
+    const local = options.localAddresses ??
+      [...nodeIPs, family === "IPv4" ? IPV4_LOOPBACK : "::1"];
+    nodePortIPs = [];
+    for (const ip of local) {
+      if (!wanted.some((c) => cidrContains(c, ip))) continue;
+      const loopback = family === "IPv4" ? ip.startsWith("127.") : ip === "::1";
+      // Upstream logs and skips loopback here when localhost NodePorts cannot work.
+      if (loopback && !localhostNodePorts) continue;
+      if (!nodePortIPs.includes(ip)) nodePortIPs.push(ip);
+    }
+  }
+
+  return {
+    family,
+    masqueradeMark: masqueradeMarkText(options.masqueradeBit ?? 14),
+    masqueradeAll: options.masqueradeAll ?? false,
+    ifLocal: cidrText === null ? null : ["-s", cidrText],
+    ifNotLocal: cidrText === null ? null : ["!", "-s", cidrText],
+    localhostNodePorts,
+    randomFully: options.randomFully ?? true,
+    conntrackTCPLiberal: options.conntrackTCPLiberal ?? false,
+    nodePortIPs,
+    nodeIPs,
+  };
+}

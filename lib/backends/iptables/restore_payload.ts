@@ -1,0 +1,73 @@
+/**
+ * Packs a rendered rule set into iptables-restore input (for `--noflush`): full syncs carry
+ * everything plus jump rules and canaries; partial syncs carry the top-level chains whole and
+ * only the chains of changed service ports; stale chains are flushed and deleted in the same
+ * input.
+ */
+import type { ProxyState } from "../../proxy/mod.ts";
+import { KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
+import { jumpInsertLine, type JumpRule, missingJumps } from "./jump_chains.ts";
+import { renderIptables } from "./render.ts";
+import type { IptablesRenderOptions } from "./render_options.ts";
+import type { IptablesRuleSet } from "./render.ts";
+import { chainLine } from "./rule_buffer.ts";
+
+/** What to put in one restore besides the top-level chains. */
+export interface RestorePlan {
+  /** Whether the chains of this service port key are (re)written. */
+  readonly includeService: (key: string) => boolean;
+  /** Per-service nat chains to flush and delete (`-X`). */
+  readonly staleNatChains: readonly string[];
+  /** Jump rules to insert into built-in chains. */
+  readonly jumps: readonly JumpRule[];
+  /** Also (re)create KUBE-PROXY-CANARY in mangle, nat and filter. */
+  readonly canary: boolean;
+  /** KUBE-FIREWALL does not exist yet and the rule set does not declare it. */
+  readonly declareKubeletFirewall: boolean;
+}
+
+/** The complete restore input for a plan. */
+export function buildRestorePayload(rules: IptablesRuleSet, plan: RestorePlan): string {
+  const out: string[] = [];
+  const keep = (owner: string | null) => owner === null || plan.includeService(owner);
+
+  out.push("*filter");
+  out.push(...rules.filterChains);
+  if (plan.declareKubeletFirewall && !rules.filterChains.includes(chainLine(KUBE_FIREWALL))) {
+    out.push(chainLine(KUBE_FIREWALL));
+  }
+  if (plan.canary) out.push(chainLine(KUBE_PROXY_CANARY));
+  out.push(...rules.filterRules);
+  for (const jump of plan.jumps) if (jump.table === "filter") out.push(jumpInsertLine(jump));
+  out.push("COMMIT");
+
+  out.push("*nat");
+  for (const line of rules.natChains) if (keep(line.owner)) out.push(line.text);
+  for (const chain of plan.staleNatChains) out.push(chainLine(chain));
+  if (plan.canary) out.push(chainLine(KUBE_PROXY_CANARY));
+  for (const line of rules.natRules) if (keep(line.owner)) out.push(line.text);
+  for (const chain of plan.staleNatChains) out.push(`-X ${chain}`);
+  for (const jump of plan.jumps) if (jump.table === "nat") out.push(jumpInsertLine(jump));
+  out.push("COMMIT");
+
+  if (plan.canary) {
+    out.push("*mangle", chainLine(KUBE_PROXY_CANARY), "COMMIT");
+  }
+  return out.join("\n") + "\n";
+}
+
+/** The plan of a full sync on a node that has none of our rules yet. */
+export function emptyNodePlan(): RestorePlan {
+  return {
+    includeService: () => true,
+    staleNatChains: [],
+    jumps: [...missingJumps("filter", undefined), ...missingJumps("nat", undefined)],
+    canary: true,
+    declareKubeletFirewall: true,
+  };
+}
+
+/** Exactly what a full sync on an empty node applies; the `render` command prints this. */
+export function renderFullRestore(state: ProxyState, options: IptablesRenderOptions = {}): string {
+  return buildRestorePayload(renderIptables(state, options), emptyNodePlan());
+}

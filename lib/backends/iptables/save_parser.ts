@@ -1,0 +1,101 @@
+/**
+ * Reads iptables-save output: which chains exist in which table and which rules they hold.
+ * Used to find stale chains, missing jump rules, leftovers to clean up and flavour hints.
+ */
+
+/** A chain as iptables-save declares it. */
+export interface SavedChain {
+  readonly name: string;
+  /** `ACCEPT`/`DROP` for built-in chains, `-` for user chains. */
+  readonly policy: string;
+  readonly builtin: boolean;
+}
+
+/** One `-A CHAIN spec` line. */
+export interface SavedRule {
+  readonly chain: string;
+  /** Everything after `-A CHAIN `, as printed. */
+  readonly spec: string;
+}
+
+/** One `*table ... COMMIT` section. */
+export interface SavedTable {
+  readonly name: string;
+  readonly chains: Map<string, SavedChain>;
+  readonly rules: SavedRule[];
+}
+
+/** Parses iptables-save text into tables keyed by name; unknown lines are ignored. */
+export function parseIptablesSave(text: string): Map<string, SavedTable> {
+  const tables = new Map<string, SavedTable>();
+  let current: SavedTable | null = null;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    if (line.startsWith("*")) {
+      const name = line.slice(1);
+      current = tables.get(name) ?? { name, chains: new Map(), rules: [] };
+      tables.set(name, current);
+    } else if (current === null) {
+      continue;
+    } else if (line === "COMMIT") {
+      current = null;
+    } else if (line.startsWith(":")) {
+      const [name = "", policy = "-"] = line.slice(1).split(/\s+/);
+      current.chains.set(name, { name, policy, builtin: policy !== "-" });
+    } else if (line.startsWith("-A ")) {
+      const rest = line.slice(3);
+      const space = rest.indexOf(" ");
+      const chain = space === -1 ? rest : rest.slice(0, space);
+      const spec = space === -1 ? "" : rest.slice(space + 1);
+      current.rules.push({ chain, spec });
+    }
+  }
+  return tables;
+}
+
+/** Splits a rule spec into words; double-quoted strings stay one word, quotes kept. */
+export function tokenizeRule(spec: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inQuote = false;
+  let started = false;
+  for (let i = 0; i < spec.length; i++) {
+    const c = spec[i]!;
+    if (inQuote) {
+      word += c;
+      if (c === "\\" && i + 1 < spec.length) word += spec[++i];
+      else if (c === '"') inQuote = false;
+    } else if (c === " " || c === "\t") {
+      if (started) words.push(word);
+      word = "";
+      started = false;
+    } else {
+      word += c;
+      started = true;
+      if (c === '"') inQuote = true;
+    }
+  }
+  if (started) words.push(word);
+  return words;
+}
+
+/** The `-j`/`-g` target of a rule spec, or null. */
+export function ruleTarget(spec: string): string | null {
+  const words = tokenizeRule(spec);
+  for (let i = 0; i < words.length - 1; i++) {
+    if (words[i] === "-j" || words[i] === "--jump" || words[i] === "-g" || words[i] === "--goto") {
+      return words[i + 1]!;
+    }
+  }
+  return null;
+}
+
+/** The `--comment` text of a rule spec without its quotes, or null. */
+export function ruleComment(spec: string): string | null {
+  const words = tokenizeRule(spec);
+  const i = words.indexOf("--comment");
+  if (i === -1 || i + 1 >= words.length) return null;
+  const w = words[i + 1]!;
+  return w.startsWith('"') && w.endsWith('"') && w.length >= 2 ? w.slice(1, -1) : w;
+}

@@ -1,0 +1,237 @@
+/**
+ * Every command-line flag: its spelling, value type, help line and how it changes the
+ * configuration. The parser, the precedence rules and `--help` all read this one table.
+ */
+import { getPath, LOCAL_MODES, LOGGING_FORMATS, PROXY_MODES, setPath } from "./schema.ts";
+import type { ProxyConfig } from "./types.ts";
+
+/** How a flag's text is parsed. */
+export type FlagKind =
+  | "bool"
+  | "string"
+  | "int32"
+  | "uint32"
+  | "float"
+  | "duration"
+  | "enum"
+  | "list"
+  | "map"
+  | "ip"
+  | "ipList"
+  | "hostPort";
+
+/** A parsed flag value. */
+export type FlagValue = string | number | boolean | string[] | Record<string, boolean>;
+
+/**
+ * Which flags a config file overrides. "config": ignored when `--config` is given (upstream's
+ * rule); "logging" and "always": applied on top of the file; "meta": read by parseCommandLine.
+ */
+export type FlagGroup = "config" | "logging" | "always" | "meta";
+
+/** One flag. */
+export interface FlagSpec {
+  readonly name: string;
+  readonly shorthand?: string;
+  readonly kind: FlagKind;
+  readonly group: FlagGroup;
+  /** The value type as `--help` shows it, e.g. "duration". */
+  readonly typeName: string;
+  /** The default as `--help` shows it; "" hides it. */
+  readonly defaultText: string;
+  readonly help: string;
+  /** Allowed values of an "enum" flag. */
+  readonly values?: readonly string[];
+  /** ProxyConfig property paths the value is stored at (none for "meta" flags). */
+  readonly targets: readonly string[];
+}
+
+type Extra = Partial<Pick<FlagSpec, "shorthand" | "values">>;
+
+function flag(
+  name: string,
+  kind: FlagKind,
+  group: FlagGroup,
+  defaultText: string,
+  targets: string | readonly string[],
+  extra: Extra,
+  help: string,
+): FlagSpec;
+function flag(
+  name: string,
+  kind: FlagKind,
+  group: FlagGroup,
+  defaultText: string,
+  targets: string | readonly string[],
+  help: string,
+): FlagSpec;
+function flag(
+  name: string,
+  kind: FlagKind,
+  group: FlagGroup,
+  defaultText: string,
+  targets: string | readonly string[],
+  extraOrHelp: Extra | string,
+  maybeHelp?: string,
+): FlagSpec {
+  const extra = typeof extraOrHelp === "string" ? {} : extraOrHelp;
+  const help = typeof extraOrHelp === "string" ? extraOrHelp : maybeHelp ?? "";
+  const typeName = TYPE_NAMES[kind];
+  const list = typeof targets === "string" ? [targets] : targets;
+  return { name, kind, group, typeName, defaultText, help, targets: list, ...extra };
+}
+
+const C = "config" as const;
+
+const TYPE_NAMES: Readonly<Record<FlagKind, string>> = {
+  bool: "",
+  string: "string",
+  int32: "int32",
+  uint32: "int",
+  float: "float",
+  duration: "duration",
+  enum: "string",
+  list: "strings",
+  map: "name=bool,...",
+  ip: "ip",
+  ipList: "ips",
+  hostPort: "ip:port",
+};
+
+/** All flags, sorted by name as `--help` prints them. */
+// deno-fmt-ignore
+export const FLAGS: readonly FlagSpec[] = [
+  flag("bind-address", "ip", C, "0.0.0.0", "bindAddress",
+    "Override of the node's primary IP (no socket is bound to it)."),
+  flag("bind-address-hard-fail", "bool", C, "false", "bindAddressHardFail",
+    "Exit when a server cannot bind its port."),
+  flag("cleanup", "bool", "meta", "false", [],
+    "Remove the iptables, IPVS and nftables state of every mode, then exit."),
+  flag("cluster-cidr", "list", C, "", "clusterCIDRs",
+    "Pod CIDR range(s), one per family, comma-separated; used by --detect-local-mode ClusterCIDR."),
+  flag("config", "string", "meta", "", [],
+    "Path of a KubeProxyConfiguration file; it replaces most other flags."),
+  flag("config-sync-period", "duration", C, "15m0s", "configSyncPeriodMs",
+    "How often API informers resync; must be greater than 0."),
+  flag("conntrack-max-per-core", "int32", C, "32768", "conntrack.maxPerCore",
+    "Tracked connections allowed per CPU core (0 leaves the limit and ignores --conntrack-min)."),
+  flag("conntrack-min", "int32", C, "131072", "conntrack.min",
+    "Lower bound of the conntrack table size whatever the core count."),
+  flag("conntrack-tcp-be-liberal", "bool", C, "false", "conntrack.tcpBeLiberal",
+    "Set nf_conntrack_tcp_be_liberal so out-of-window TCP packets are not marked INVALID."),
+  flag("conntrack-tcp-timeout-close-wait", "duration", C, "1h0m0s",
+    "conntrack.tcpCloseWaitTimeoutMs",
+    "Conntrack timeout of TCP connections in CLOSE_WAIT."),
+  flag("conntrack-tcp-timeout-established", "duration", C, "24h0m0s",
+    "conntrack.tcpEstablishedTimeoutMs",
+    "Conntrack timeout of idle established TCP connections (0 leaves it as is)."),
+  flag("conntrack-udp-timeout", "duration", C, "0s", "conntrack.udpTimeoutMs",
+    "Conntrack timeout of UNREPLIED UDP flows (0 leaves it as is)."),
+  flag("conntrack-udp-timeout-stream", "duration", C, "0s", "conntrack.udpStreamTimeoutMs",
+    "Conntrack timeout of ASSURED UDP flows (0 leaves it as is)."),
+  flag("detect-local-mode", "enum", C, "ClusterCIDR", "detectLocalMode", { values: LOCAL_MODES },
+    `How traffic from local pods is recognised: ${LOCAL_MODES.join(", ")}.`),
+  flag("feature-gates", "map", C, "", "featureGates",
+    "Feature gates as comma-separated name=true|false pairs."),
+  flag("healthz-bind-address", "hostPort", C, "0.0.0.0:10256", "healthzBindAddress",
+    "IP:port of the /healthz server."),
+  flag("healthz-port", "int32", "meta", "10256", [],
+    "Deprecated: port of the /healthz server, 0 disables it; use --healthz-bind-address."),
+  flag("help", "bool", "meta", "", [], { shorthand: "h" },
+    "Print this help and exit."),
+  flag("hostname-override", "string", "meta", "", [],
+    "Node name to use instead of the host name (also applies with --config)."),
+  flag("iptables-localhost-nodeports", "bool", C, "true", "iptables.localhostNodePorts",
+    "Accept NodePort traffic to 127.0.0.0/8 (iptables mode, IPv4 only)."),
+  flag("iptables-masquerade-bit", "int32", C, "14", "iptables.masqueradeBit",
+    "Bit of the fwmark that marks packets for SNAT; 0 to 31."),
+  flag("iptables-min-sync-period", "duration", C, "1s",
+    ["iptables.minSyncPeriodMs", "nftables.minSyncPeriodMs"],
+    "Least time between rule syncs in iptables and nftables mode (0 syncs on every change)."),
+  flag("iptables-sync-period", "duration", C, "30s",
+    ["iptables.syncPeriodMs", "nftables.syncPeriodMs"],
+    "Most time between full rule syncs in iptables and nftables mode; greater than 0."),
+  flag("ipvs-exclude-cidrs", "list", C, "", "ipvs.excludeCIDRs",
+    "Comma-separated CIDRs whose IPVS rules cleanup leaves alone."),
+  flag("ipvs-min-sync-period", "duration", C, "0s", "ipvs.minSyncPeriodMs",
+    "Least time between rule syncs in ipvs mode (0 syncs on every change)."),
+  flag("ipvs-scheduler", "string", C, "", "ipvs.scheduler",
+    "IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq); empty means rr."),
+  flag("ipvs-strict-arp", "bool", C, "false", "ipvs.strictARP",
+    "Set arp_ignore=1 and arp_announce=2 so kube-ipvs0 addresses are not announced."),
+  flag("ipvs-sync-period", "duration", C, "30s", "ipvs.syncPeriodMs",
+    "Most time between full rule syncs in ipvs mode; greater than 0."),
+  flag("ipvs-tcp-timeout", "duration", C, "0s", "ipvs.tcpTimeoutMs",
+    "IPVS timeout of idle TCP connections (0 leaves it as is)."),
+  flag("ipvs-tcpfin-timeout", "duration", C, "0s", "ipvs.tcpFinTimeoutMs",
+    "IPVS timeout of TCP connections after a FIN (0 leaves it as is)."),
+  flag("ipvs-udp-timeout", "duration", C, "0s", "ipvs.udpTimeoutMs",
+    "IPVS timeout of UDP flows (0 leaves it as is)."),
+  flag("kube-api-burst", "int32", C, "10", "clientConnection.burst",
+    "Request burst allowed towards the API server."),
+  flag("kube-api-content-type", "string", C, "application/vnd.kubernetes.protobuf",
+    "clientConnection.contentType",
+    "Content type of requests to the API server."),
+  flag("kube-api-qps", "float", C, "5", "clientConnection.qps",
+    "Requests per second allowed towards the API server."),
+  flag("kubeconfig", "string", C, "", "clientConnection.kubeconfig",
+    "Path of a kubeconfig file (--master overrides its server)."),
+  flag("logging-format", "enum", "logging", "text", "logging.format", { values: LOGGING_FORMATS },
+    "Log line format: text or json."),
+  flag("manifests", "string", "always", "", "manifests",
+    "File or directory of Service, EndpointSlice and Node objects used instead of an API server."),
+  flag("masquerade-all", "bool", C, "false", ["iptables.masqueradeAll", "nftables.masqueradeAll"],
+    "SNAT all traffic sent to Service cluster IPs."),
+  flag("master", "string", "meta", "", [],
+    "URL of the API server (overrides the kubeconfig's)."),
+  flag("metrics-bind-address", "hostPort", C, "127.0.0.1:10249", "metricsBindAddress",
+    'IP:port of the /metrics server ("0.0.0.0:10249" for all interfaces).'),
+  flag("metrics-port", "int32", "meta", "10249", [],
+    "Deprecated: port of the /metrics server, 0 disables it; use --metrics-bind-address."),
+  flag("node-ip", "ipList", "always", "", "nodeIPs",
+    "The node's IPs, at most one per family, when no Node object gives them."),
+  flag("nodeport-addresses", "list", C, "", "nodePortAddresses",
+    'CIDRs of the node IPs NodePorts are served on, or "primary"; empty means all.'),
+  flag("oom-score-adj", "int32", C, "-999", "oomScoreAdj",
+    "oom_score_adj of the process; -1000 to 1000."),
+  flag("pod-bridge-interface", "string", C, "", "detectLocal.bridgeInterface",
+    "Bridge whose traffic is local, for --detect-local-mode BridgeInterface."),
+  flag("pod-interface-name-prefix", "string", C, "", "detectLocal.interfaceNamePrefix",
+    "Interface name prefix whose traffic is local, for --detect-local-mode InterfaceNamePrefix."),
+  flag("profiling", "bool", C, "false", "enableProfiling",
+    "Serve /debug/pprof on the metrics server (accepted; not implemented)."),
+  flag("proxy-mode", "enum", C, "iptables", "mode", { values: PROXY_MODES },
+    `Proxy mode: ${PROXY_MODES.join(", ")}.`),
+  flag("show-hidden-metrics-for-version", "string", C, "", "showHiddenMetricsForVersion",
+    'Previous minor version ("1.33") whose hidden metrics are shown.'),
+  flag("v", "uint32", "logging", "0", "logging.verbosity", { shorthand: "v" },
+    "Log verbosity."),
+  flag("version", "bool", "meta", "", [],
+    "Print the version and exit."),
+  flag("write-config-to", "string", "meta", "", [],
+    "Write the resulting configuration as YAML to this file and exit."),
+];
+
+/** Flags by long name. */
+export const FLAGS_BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));
+
+/** Flags by one-letter shorthand. */
+export const FLAGS_BY_SHORTHAND: ReadonlyMap<string, FlagSpec> = new Map(
+  FLAGS.filter((f) => f.shorthand !== undefined).map((f) => [f.shorthand!, f]),
+);
+
+/** Stores a flag's parsed value into the configuration; a map flag adds to the existing map. */
+export function applyFlag(config: ProxyConfig, spec: FlagSpec, value: FlagValue): void {
+  for (const target of spec.targets) {
+    const path = target.split(".");
+    const merged = spec.kind === "map"
+      ? {
+        ...(getPath(config, path) as Record<string, boolean>),
+        ...(value as Record<string, boolean>),
+      }
+      : Array.isArray(value)
+      ? [...value]
+      : value;
+    setPath(config, path, merged);
+  }
+}

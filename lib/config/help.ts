@@ -1,0 +1,35 @@
+/** `--help` and `--version` output. */
+import { FLAGS } from "./flag_table.ts";
+
+/**
+ * The version `--version` prints: the upstream kube-proxy release whose behaviour we match, then
+ * our own release after "-deno.".
+ */
+export const VERSION = "v1.34.0-deno.0.1.0";
+
+/** The text `--help` prints: usage, then every flag with its type, description and default. */
+export function helpText(): string {
+  const rows = FLAGS.map((f) => {
+    const names = f.shorthand !== undefined && f.shorthand !== f.name
+      ? `-${f.shorthand}, --${f.name}`
+      : f.name.length === 1
+      ? `-${f.name}, --${f.name}`
+      : `    --${f.name}`;
+    const left = f.typeName === "" ? names : `${names} ${f.typeName}`;
+    const def = f.defaultText === "" ? "" : ` (default ${f.defaultText})`;
+    return [left, `${f.help}${def}`] as const;
+  });
+  const width = Math.max(...rows.map(([left]) => left.length)) + 3;
+  const lines = rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`);
+  return [
+    "deno-kube-proxy: a kube-proxy compatible Service proxy (iptables, ipvs, nftables).",
+    "",
+    "Usage:",
+    "  deno-kube-proxy [flags]          run the proxy",
+    "  deno-kube-proxy render [flags]   print the rules the chosen mode would apply, then exit",
+    "",
+    "Flags:",
+    ...lines,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,234 @@
+/**
+ * Semantic validation of a merged configuration, following upstream's validation.go: ranges,
+ * addresses, CIDRs and the settings each detect-local mode needs.
+ */
+import { isIP, parseCIDR } from "../net/mod.ts";
+import { formatDuration } from "./duration.ts";
+import type { ProxyConfig } from "./types.ts";
+
+/** One invalid value: the file field, the flag that sets it (if any) and what was expected. */
+export interface ValidationIssue {
+  readonly field: string;
+  readonly flag?: string;
+  readonly value: string;
+  readonly expected: string;
+}
+
+/** IPVS schedulers upstream accepts ("" means the default, rr). */
+export const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq"];
+
+/** The only hidden-metrics version a 1.34 binary accepts: the previous minor release. */
+const HIDDEN_METRICS_VERSION = "1.33";
+
+type Push = (field: string, flag: string | undefined, value: unknown, expected: string) => void;
+
+function checkHostPort(push: Push, field: string, flag: string, value: string): void {
+  if (value === "") return;
+  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(value);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  if (!m || host === undefined || !isIP(host) || port < 1 || port > 65535) {
+    push(field, flag, value, 'an IP:port such as "0.0.0.0:10256" with a port from 1 to 65535');
+  }
+}
+
+function checkDurations(push: Push, config: ProxyConfig): void {
+  const mode = config.mode;
+  const section = mode === "ipvs" ? "ipvs" : mode === "nftables" ? "nftables" : "iptables";
+  const flagPrefix = mode === "ipvs" ? "--ipvs" : "--iptables";
+  const { syncPeriodMs, minSyncPeriodMs } = config[section];
+  if (syncPeriodMs <= 0) {
+    push(
+      `${section}.syncPeriod`,
+      `${flagPrefix}-sync-period`,
+      formatDuration(syncPeriodMs),
+      "a duration greater than 0",
+    );
+  }
+  if (minSyncPeriodMs < 0) {
+    push(
+      `${section}.minSyncPeriod`,
+      `${flagPrefix}-min-sync-period`,
+      formatDuration(minSyncPeriodMs),
+      "a duration of 0 or more",
+    );
+  } else if (syncPeriodMs > 0 && minSyncPeriodMs > syncPeriodMs) {
+    push(
+      `${section}.minSyncPeriod`,
+      `${flagPrefix}-min-sync-period`,
+      formatDuration(minSyncPeriodMs),
+      `a duration no longer than the sync period "${formatDuration(syncPeriodMs)}"`,
+    );
+  }
+  if (config.configSyncPeriodMs <= 0) {
+    push(
+      "configSyncPeriod",
+      "--config-sync-period",
+      formatDuration(config.configSyncPeriodMs),
+      "a duration greater than 0",
+    );
+  }
+  const ct = config.conntrack;
+  const nonNegative: Array<[string, string, number]> = [
+    [
+      "conntrack.tcpEstablishedTimeout",
+      "--conntrack-tcp-timeout-established",
+      ct.tcpEstablishedTimeoutMs,
+    ],
+    [
+      "conntrack.tcpCloseWaitTimeout",
+      "--conntrack-tcp-timeout-close-wait",
+      ct.tcpCloseWaitTimeoutMs,
+    ],
+    ["conntrack.udpTimeout", "--conntrack-udp-timeout", ct.udpTimeoutMs],
+    ["conntrack.udpStreamTimeout", "--conntrack-udp-timeout-stream", ct.udpStreamTimeoutMs],
+  ];
+  if (mode === "ipvs") {
+    nonNegative.push(
+      ["ipvs.tcpTimeout", "--ipvs-tcp-timeout", config.ipvs.tcpTimeoutMs],
+      ["ipvs.tcpFinTimeout", "--ipvs-tcpfin-timeout", config.ipvs.tcpFinTimeoutMs],
+      ["ipvs.udpTimeout", "--ipvs-udp-timeout", config.ipvs.udpTimeoutMs],
+    );
+  }
+  for (const [field, flag, ms] of nonNegative) {
+    if (ms < 0) push(field, flag, formatDuration(ms), "a duration of 0 or more");
+  }
+}
+
+function checkNumbers(push: Push, config: ProxyConfig): void {
+  const bit = (field: string, flag: string | undefined, v: number) => {
+    if (v < 0 || v > 31) push(field, flag, v, "an integer from 0 to 31");
+  };
+  bit("iptables.masqueradeBit", "--iptables-masquerade-bit", config.iptables.masqueradeBit);
+  if (config.mode === "nftables") {
+    bit("nftables.masqueradeBit", undefined, config.nftables.masqueradeBit);
+  }
+  if (config.oomScoreAdj < -1000 || config.oomScoreAdj > 1000) {
+    push("oomScoreAdj", "--oom-score-adj", config.oomScoreAdj, "an integer from -1000 to 1000");
+  }
+  if (config.conntrack.maxPerCore < 0) {
+    push(
+      "conntrack.maxPerCore",
+      "--conntrack-max-per-core",
+      config.conntrack.maxPerCore,
+      "an integer of 0 or more",
+    );
+  }
+  if (config.conntrack.min < 0) {
+    push("conntrack.min", "--conntrack-min", config.conntrack.min, "an integer of 0 or more");
+  }
+  if (config.clientConnection.burst < 0) {
+    push(
+      "clientConnection.burst",
+      "--kube-api-burst",
+      config.clientConnection.burst,
+      "an integer of 0 or more",
+    );
+  }
+}
+
+function checkCIDRs(push: Push, config: ProxyConfig): void {
+  const cidrs = config.clusterCIDRs;
+  const families = cidrs.map((c) => parseCIDR(c)?.family);
+  const joined = cidrs.join(",");
+  if (families.some((f) => f === undefined)) {
+    push(
+      "clusterCIDR",
+      "--cluster-cidr",
+      joined,
+      'CIDRs such as "10.0.0.0/8" or "10.0.0.0/8,fd00::/48"',
+    );
+  } else if (cidrs.length > 2 || (cidrs.length === 2 && families[0] === families[1])) {
+    push("clusterCIDR", "--cluster-cidr", joined, "at most one IPv4 and one IPv6 CIDR");
+  }
+  const npa = config.nodePortAddresses;
+  if (npa.includes("primary")) {
+    if (npa.length !== 1) {
+      push(
+        "nodePortAddresses",
+        "--nodeport-addresses",
+        npa.join(","),
+        'either CIDRs or the single word "primary"',
+      );
+    }
+  } else {
+    for (const c of npa) {
+      if (!parseCIDR(c)) {
+        push(
+          "nodePortAddresses",
+          "--nodeport-addresses",
+          c,
+          'a CIDR such as "192.168.0.0/16" or "primary"',
+        );
+      }
+    }
+  }
+  if (config.mode === "ipvs") {
+    for (const c of config.ipvs.excludeCIDRs) {
+      if (!parseCIDR(c)) {
+        push("ipvs.excludeCIDRs", "--ipvs-exclude-cidrs", c, 'a CIDR such as "10.0.0.0/8"');
+      }
+    }
+  }
+}
+
+/** Every problem with `config`, in a stable order; an empty list means it is valid. */
+export function validateConfig(config: ProxyConfig): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const push: Push = (field, flag, value, expected) => {
+    const v = String(value);
+    issues.push(
+      flag === undefined ? { field, value: v, expected } : { field, flag, value: v, expected },
+    );
+  };
+  checkNumbers(push, config);
+  checkDurations(push, config);
+  if (!isIP(config.bindAddress)) {
+    push("bindAddress", "--bind-address", config.bindAddress, "an IP address");
+  }
+  checkHostPort(push, "healthzBindAddress", "--healthz-bind-address", config.healthzBindAddress);
+  checkHostPort(push, "metricsBindAddress", "--metrics-bind-address", config.metricsBindAddress);
+  checkCIDRs(push, config);
+  if (
+    config.mode === "ipvs" && config.ipvs.scheduler !== "" &&
+    !IPVS_SCHEDULERS.includes(config.ipvs.scheduler)
+  ) {
+    push(
+      "ipvs.scheduler",
+      "--ipvs-scheduler",
+      config.ipvs.scheduler,
+      `one of ${IPVS_SCHEDULERS.join(", ")}`,
+    );
+  }
+  if (
+    config.detectLocalMode === "BridgeInterface" && config.detectLocal.bridgeInterface.trim() === ""
+  ) {
+    push(
+      "detectLocal.bridgeInterface",
+      "--pod-bridge-interface",
+      config.detectLocal.bridgeInterface,
+      "an interface name when the detect-local mode is BridgeInterface",
+    );
+  }
+  if (
+    config.detectLocalMode === "InterfaceNamePrefix" &&
+    config.detectLocal.interfaceNamePrefix.trim() === ""
+  ) {
+    push(
+      "detectLocal.interfaceNamePrefix",
+      "--pod-interface-name-prefix",
+      config.detectLocal.interfaceNamePrefix,
+      "an interface name prefix when the detect-local mode is InterfaceNamePrefix",
+    );
+  }
+  const hidden = config.showHiddenMetricsForVersion;
+  if (hidden !== "" && hidden !== HIDDEN_METRICS_VERSION) {
+    push(
+      "showHiddenMetricsForVersion",
+      "--show-hidden-metrics-for-version",
+      hidden,
+      `"${HIDDEN_METRICS_VERSION}", the previous minor release`,
+    );
+  }
+  return issues;
+}

@@ -1,0 +1,2 @@
+/** Public face of lib/metrics: kube-proxy's prom-client metrics. */
+export * from "./proxy_metrics.ts";

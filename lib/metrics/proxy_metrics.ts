@@ -1,0 +1,152 @@
+/**
+ * kube-proxy's metrics under their upstream names, types, labels and buckets, registered on a
+ * registry the caller passes in (no hidden global registry).
+ */
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { BackendMetrics } from "../backends/backend.ts";
+
+/** Upstream's sync-duration buckets: 0.001 x 2^k, 15 buckets. */
+export const SYNC_DURATION_BUCKETS: readonly number[] = Array.from(
+  { length: 15 },
+  (_, k) => 0.001 * 2 ** k,
+);
+
+/** Upstream's network-programming-duration buckets: 0.25s, 0.5s, 1..59s, 60..115s by 5, 2..5min. */
+export const NETWORK_PROGRAMMING_BUCKETS: readonly number[] = [
+  0.25,
+  0.5,
+  ...Array.from({ length: 59 }, (_, i) => 1 + i),
+  ...Array.from({ length: 12 }, (_, i) => 60 + 5 * i),
+  ...Array.from({ length: 7 }, (_, i) => 120 + 30 * i),
+];
+
+/** Every kube-proxy metric, ready to be updated by the app and the backends. */
+export interface ProxyMetrics extends BackendMetrics {
+  readonly syncDuration: Histogram;
+  readonly syncFullDuration: Histogram;
+  readonly syncPartialDuration: Histogram;
+  readonly networkProgrammingDuration: Histogram;
+  readonly lastSyncTimestamp: Gauge;
+  readonly lastQueuedTimestamp: Gauge;
+  readonly iptablesTotal: Gauge<"table">;
+  readonly noLocalEndpoints: Gauge<"traffic_policy">;
+  readonly endpointChangesPending: Gauge;
+  readonly serviceChangesPending: Gauge;
+  readonly endpointChangesTotal: Counter;
+  readonly serviceChangesTotal: Counter;
+  readonly restoreFailures: Counter;
+  readonly partialRestoreFailures: Counter;
+  readonly healthzTotal: Counter<"code">;
+  readonly livezTotal: Counter<"code">;
+  readonly conntrackDeleted: Counter;
+  /** Ours: objects from the API or a manifest that failed validation and were skipped. */
+  readonly invalidObjects: Counter<"kind">;
+}
+
+/** Registers every metric on `registry` and returns handles to them. */
+export function createProxyMetrics(registry: Registry): ProxyMetrics {
+  const registers = [registry];
+  const hist = (name: string, help: string, buckets: readonly number[]) =>
+    new Histogram({ name: `kubeproxy_${name}`, help, buckets: [...buckets], registers });
+  const restoreFailures = new Counter({
+    name: "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+    help: "Cumulative proxy iptables restore failures",
+    registers,
+  });
+  const partialRestoreFailures = new Counter({
+    name: "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total",
+    help: "Cumulative proxy iptables partial restore failures",
+    registers,
+  });
+  return {
+    syncDuration: hist(
+      "sync_proxy_rules_duration_seconds",
+      "SyncProxyRules latency in seconds",
+      SYNC_DURATION_BUCKETS,
+    ),
+    syncFullDuration: hist(
+      "sync_full_proxy_rules_duration_seconds",
+      "SyncProxyRules latency in seconds for full resyncs",
+      SYNC_DURATION_BUCKETS,
+    ),
+    syncPartialDuration: hist(
+      "sync_partial_proxy_rules_duration_seconds",
+      "SyncProxyRules latency in seconds for partial resyncs",
+      SYNC_DURATION_BUCKETS,
+    ),
+    networkProgrammingDuration: hist(
+      "network_programming_duration_seconds",
+      "In Cluster Network Programming Latency in seconds",
+      NETWORK_PROGRAMMING_BUCKETS,
+    ),
+    lastSyncTimestamp: new Gauge({
+      name: "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
+      help: "The last time proxy rules were successfully synced",
+      registers,
+    }),
+    lastQueuedTimestamp: new Gauge({
+      name: "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
+      help: "The last time a sync of proxy rules was queued",
+      registers,
+    }),
+    iptablesTotal: new Gauge({
+      name: "kubeproxy_sync_proxy_rules_iptables_total",
+      help: "Total number of iptables rules owned by kube-proxy",
+      labelNames: ["table"] as const,
+      registers,
+    }),
+    noLocalEndpoints: new Gauge({
+      name: "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+      help: "Number of services with a Local traffic policy and no endpoints",
+      labelNames: ["traffic_policy"] as const,
+      registers,
+    }),
+    endpointChangesPending: new Gauge({
+      name: "kubeproxy_sync_proxy_rules_endpoint_changes_pending",
+      help: "Pending proxy rules Endpoint changes",
+      registers,
+    }),
+    serviceChangesPending: new Gauge({
+      name: "kubeproxy_sync_proxy_rules_service_changes_pending",
+      help: "Pending proxy rules Service changes",
+      registers,
+    }),
+    endpointChangesTotal: new Counter({
+      name: "kubeproxy_sync_proxy_rules_endpoint_changes_total",
+      help: "Cumulative proxy rules Endpoint changes",
+      registers,
+    }),
+    serviceChangesTotal: new Counter({
+      name: "kubeproxy_sync_proxy_rules_service_changes_total",
+      help: "Cumulative proxy rules Service changes",
+      registers,
+    }),
+    restoreFailures,
+    partialRestoreFailures,
+    healthzTotal: new Counter({
+      name: "kubeproxy_proxy_healthz_total",
+      help: "Cumulative proxy healthz HTTP status",
+      labelNames: ["code"] as const,
+      registers,
+    }),
+    livezTotal: new Counter({
+      name: "kubeproxy_proxy_livez_total",
+      help: "Cumulative proxy livez HTTP status",
+      labelNames: ["code"] as const,
+      registers,
+    }),
+    conntrackDeleted: new Counter({
+      name: "kubeproxy_conntrack_reconciler_deleted_entries_total",
+      help: "Cumulative conntrack flows deleted by conntrack reconciler",
+      registers,
+    }),
+    invalidObjects: new Counter({
+      name: "kubeproxy_invalid_objects_total",
+      help: "Objects from the API server or manifests skipped because they failed validation",
+      labelNames: ["kind"] as const,
+      registers,
+    }),
+    restoreFailure: () => restoreFailures.inc(),
+    partialRestoreFailure: () => partialRestoreFailures.inc(),
+  };
+}

@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import type { BackendMetrics } from "../../../lib/backends/mod.ts";
+import { CommandError } from "../../../lib/exec/mod.ts";
+import { createMemoryLogger } from "../../../lib/log/mod.ts";
+import { createFakeIptables, type FakeIptables } from "../../support/fake_iptables.ts";
+import { ep, key, sps, state, svc } from "./state_fixtures.ts";
+
+const SVC1 = "KUBE-SVC-XPGD46QRK7WJZT7O";
+const SEP1 = "KUBE-SEP-SXIVWICOYRO3J4NJ";
+
+function counters() {
+  const c = { full: 0, partial: 0 };
+  const metrics: BackendMetrics = {
+    restoreFailure: () => c.full++,
+    partialRestoreFailure: () => c.partial++,
+  };
+  return { c, metrics };
+}
+
+function setup(fake: FakeIptables = createFakeIptables(), family: "IPv4" | "IPv6" = "IPv4") {
+  const { c, metrics } = counters();
+  const logger = createMemoryLogger();
+  const proxier = createIptablesProxier({
+    family,
+    flavour: "legacy",
+    runner: fake.run,
+    clusterCIDRs: ["10.0.0.0/8"],
+    logger,
+    metrics,
+  });
+  const chains = (table = "nat") => [...fake.table("legacy", family, table).keys()];
+  const rulesOf = (chain: string, table = "nat") =>
+    fake.table("legacy", family, table).get(chain)?.rules;
+  return { fake, proxier, c, logger, chains, rulesOf };
+}
+
+const twoEndpoints = () => state([sps(svc(), [ep("10.180.0.1"), ep("10.180.0.2")])]);
+
+Deno.test("IptablesProxier.sync() does a full sync first and programs the rules", async () => {
+  const { proxier, chains, rulesOf } = setup();
+  const report = await proxier.sync(twoEndpoints());
+  assert.equal(report.full, true);
+  assert.ok(report.ruleCounts.nat! > 0);
+  assert.ok(chains().includes(SVC1));
+  assert.ok(chains().includes(SEP1));
+  assert.deepEqual(rulesOf("PREROUTING"), [
+    '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+  ]);
+  for (const table of ["mangle", "nat", "filter"]) {
+    assert.ok(chains(table).includes("KUBE-PROXY-CANARY"));
+  }
+});
+
+Deno.test("IptablesProxier.sync() does not duplicate jump rules on a second full sync", async () => {
+  const { proxier, rulesOf } = setup();
+  await proxier.sync(twoEndpoints());
+  await proxier.sync({ ...twoEndpoints(), forceFullSync: true });
+  assert.equal(rulesOf("PREROUTING")!.length, 1);
+  assert.equal(rulesOf("INPUT", "filter")!.length, 4);
+});
+
+Deno.test("IptablesProxier.sync() follows an endpoint change with a partial sync", async () => {
+  const { proxier, chains, rulesOf } = setup();
+  await proxier.sync(twoEndpoints());
+  const oneEndpoint = state([sps(svc(), [ep("10.180.0.1")])], { changed: [key()] });
+  const report = await proxier.sync(oneEndpoint);
+  assert.equal(report.full, false);
+  assert.equal(chains().filter((c) => c.startsWith("KUBE-SEP-")).length, 1);
+  assert.deepEqual(
+    rulesOf(SVC1)!.at(-1),
+    `-m comment --comment "ns1/svc1:p80 -> 10.180.0.1:80" -j ${SEP1}`,
+  );
+});
+
+Deno.test("IptablesProxier.sync() deletes the chains of a deleted service", async () => {
+  const { proxier, chains } = setup();
+  const both = state([
+    sps(svc(), [ep("10.180.0.1")]),
+    sps(svc({ name: "svc2", clusterIP: "172.30.0.42" }), [ep("10.180.0.2")]),
+  ]);
+  await proxier.sync(both);
+  const before = chains().filter((c) => c.startsWith("KUBE-SVC-")).length;
+  await proxier.sync(state([sps(svc(), [ep("10.180.0.1")])], { changed: [key("ns1", "svc2")] }));
+  assert.equal(before, 2);
+  assert.deepEqual(chains().filter((c) => /^KUBE-(SVC|SEP)-/.test(c)), [SVC1, SEP1]);
+});
+
+Deno.test("IptablesProxier.sync() removes stale chains left by an earlier process on a full sync", async () => {
+  const fake = createFakeIptables();
+  fake.restore(
+    "legacy",
+    "IPv4",
+    "*nat\n:KUBE-SVC-OLDOLDOLDOLDOLDO - [0:0]\n:KUBE-SEP-OLDOLDOLDOLDOLDO - [0:0]\n-A KUBE-SVC-OLDOLDOLDOLDOLDO -j KUBE-SEP-OLDOLDOLDOLDOLDO\nCOMMIT\n",
+  );
+  const { proxier, chains } = setup(fake);
+  await proxier.sync(twoEndpoints());
+  assert.ok(!chains().some((c) => c.includes("OLD")));
+});
+
+Deno.test("IptablesProxier.sync() keeps the old rules, counts and throws when restore fails", async () => {
+  const { fake, proxier, c, logger, rulesOf } = setup();
+  await proxier.sync(twoEndpoints());
+  const before = fake.save("legacy", "IPv4");
+  fake.failNextRestore("iptables-restore: line 7 failed\n");
+  await assert.rejects(
+    proxier.sync(state([sps(svc(), [ep("10.180.0.9")])], { changed: [key()] })),
+    (err: unknown) => err instanceof CommandError && err.code === 1,
+  );
+  assert.deepEqual(c, { full: 1, partial: 1 });
+  assert.equal(fake.save("legacy", "IPv4"), before);
+  assert.ok(logger.lines.some((l) => l.startsWith("E") && l.includes("line 7 failed")));
+  const next = await proxier.sync(state([sps(svc(), [ep("10.180.0.9")])], { changed: [] }));
+  assert.equal(next.full, true);
+  assert.match(rulesOf(SVC1)!.at(-1)!, /10\.180\.0\.9:80/);
+});
+
+Deno.test("IptablesProxier.rulesFlushed() notices a flushed nat table and the next sync is full", async () => {
+  const { fake, proxier, chains } = setup();
+  assert.equal(await proxier.rulesFlushed(), false);
+  await proxier.sync(twoEndpoints());
+  assert.equal(await proxier.rulesFlushed(), false);
+  for (const args of [["-t", "nat", "-F"], ["-t", "nat", "-X"]]) {
+    assert.equal((await fake.run({ cmd: "iptables-legacy", args })).code, 0);
+  }
+  assert.equal(await proxier.rulesFlushed(), true);
+  const report = await proxier.sync(
+    state([sps(svc(), [ep("10.180.0.1"), ep("10.180.0.2")])], { changed: [] }),
+  );
+  assert.equal(report.full, true);
+  assert.ok(chains().includes(SVC1));
+  assert.equal(await proxier.rulesFlushed(), false);
+});
+
+Deno.test("IptablesProxier.sync() uses ip6tables binaries for IPv6", async () => {
+  const fake = createFakeIptables();
+  const { proxier } = setup(fake, "IPv6");
+  await proxier.sync(
+    state([sps(svc({ clusterIP: "fd00:30::41" }), [ep("fd00:10::1")])], { family: "IPv6" }),
+  );
+  assert.ok(fake.calls.every((c) => c.cmd.startsWith("ip6tables-legacy")));
+  const restore = fake.calls.find((c) => c.cmd === "ip6tables-legacy-restore")!;
+  assert.deepEqual(restore.args, ["-w", "5", "-W", "100000", "--noflush", "--counters"]);
+  assert.ok(fake.table("legacy", "IPv6", "nat").has(SVC1));
+});
+
+Deno.test("IptablesProxier.sync() refuses a state of the other family", async () => {
+  const { proxier } = setup();
+  await assert.rejects(proxier.sync(state([], { family: "IPv6" })), /Invalid state family "IPv6"/);
+});
