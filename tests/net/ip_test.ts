@@ -5,7 +5,9 @@ Deno.test("ipFamily() accepts valid addresses and rejects malformed ones", () =>
   assert.equal(ipFamily("10.0.0.1"), "IPv4");
   assert.equal(ipFamily("fd00::1"), "IPv6");
   assert.equal(ipFamily("::ffff:10.0.0.1"), "IPv6");
-  for (const bad of ["10.0.0", "10.0.0.256", "010.0.0.1", "1.2.3.4 ", "fd00:::1", "x", "", "1::2::3"]) {
+  for (
+    const bad of ["10.0.0", "10.0.0.256", "010.0.0.1", "1.2.3.4 ", "fd00:::1", "x", "", "1::2::3"]
+  ) {
     assert.equal(ipFamily(bad), null, bad);
   }
 });

@@ -1,0 +1,68 @@
+/** Builds one iptables proxier per IP family from the configuration (upstream's dual-stack setup). */
+import type { ProxyConfig } from "../config/mod.ts";
+import {
+  createIptablesProxier,
+  type IptablesFlavour,
+  type IptablesRenderOptions,
+} from "../backends/iptables/mod.ts";
+import type { BackendMetrics } from "../backends/mod.ts";
+import type { CommandRunner } from "../exec/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { ipFamily, parseCIDR } from "../net/mod.ts";
+import type { IPFamily } from "../proxy/mod.ts";
+import type { FamilyBackend } from "./proxy_app.ts";
+
+/** The render options of one family, taken from the configuration. */
+export function iptablesRenderOptions(
+  config: ProxyConfig,
+  family: IPFamily,
+): IptablesRenderOptions {
+  return {
+    masqueradeBit: config.masqueradeBit,
+    masqueradeAll: config.masqueradeAll,
+    clusterCIDRs: config.clusterCIDRs.filter((c) => parseCIDR(c)?.family === family),
+    localhostNodePorts: config.iptables.localhostNodePorts,
+    nodePortAddresses: config.nodePortAddresses.filter((a) =>
+      a === "primary" || parseCIDR(a)?.family === family
+    ),
+  };
+}
+
+/** Options for createIptablesBackends. */
+export interface IptablesBackendsOptions {
+  readonly config: ProxyConfig;
+  readonly flavour: IptablesFlavour;
+  readonly families: readonly IPFamily[];
+  readonly runner: CommandRunner;
+  readonly logger: Logger;
+  readonly metrics: BackendMetrics;
+}
+
+/** One proxier per family, all with the same flavour. */
+export function createIptablesBackends(options: IptablesBackendsOptions): FamilyBackend[] {
+  return options.families.map((family) => ({
+    family,
+    backend: createIptablesProxier({
+      ...iptablesRenderOptions(options.config, family),
+      family,
+      flavour: options.flavour,
+      runner: options.runner,
+      logger: options.logger,
+      metrics: options.metrics,
+    }),
+  }));
+}
+
+/** The families to proxy: IPv4 always, IPv6 when ip6tables works on this node. */
+export async function usableFamilies(
+  runner: CommandRunner,
+  flavour: IptablesFlavour,
+): Promise<IPFamily[]> {
+  const v6 = await runner({ cmd: `ip6tables-${flavour}-save`, args: ["-t", "nat"] });
+  return v6.code === 0 ? ["IPv4", "IPv6"] : ["IPv4"];
+}
+
+/** Node IPs of `family` among the --node-ip values. */
+export function nodeIPsOf(config: ProxyConfig, family: IPFamily): string[] {
+  return config.nodeIPs.filter((ip) => ipFamily(ip) === family);
+}

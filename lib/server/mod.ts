@@ -1,0 +1,3 @@
+/** Public face of lib/server: the health and metrics HTTP servers. */
+export * from "./handlers.ts";
+export * from "./serve.ts";

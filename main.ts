@@ -1,0 +1,68 @@
+/** deno-kube-proxy: wiring only. Parses the command line and runs the chosen command. */
+import {
+  cleanupCommand,
+  CommandFailure,
+  renderCommand,
+  writeConfigCommand,
+} from "./lib/app/commands.ts";
+import { runCommand } from "./lib/app/run_command.ts";
+import { ConfigError, helpText, parseCommandLine, VERSION } from "./lib/config/mod.ts";
+import { denoCommandRunner } from "./lib/exec/mod.ts";
+import { createLogger } from "./lib/log/mod.ts";
+
+async function main(args: string[]): Promise<number> {
+  let cl;
+  try {
+    cl = parseCommandLine(args);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
+  const { config } = cl;
+  const logger = createLogger({
+    format: config.logging.format,
+    verbosity: config.logging.verbosity,
+  });
+  try {
+    switch (cl.command) {
+      case "help":
+        console.log(helpText());
+        return 0;
+      case "version":
+        console.log(`deno-kube-proxy ${VERSION}`);
+        return 0;
+      case "write-config":
+        await writeConfigCommand(config, cl.writeConfigTo);
+        return 0;
+      case "cleanup":
+        await cleanupCommand(denoCommandRunner, logger);
+        return 0;
+      case "render":
+        await Deno.stdout.write(new TextEncoder().encode(await renderCommand(config, logger)));
+        return 0;
+      case "run": {
+        const abort = new AbortController();
+        for (const sig of ["SIGTERM", "SIGINT"] as const) {
+          Deno.addSignalListener(sig, () => {
+            logger.info("Received signal, shutting down", { signal: sig });
+            abort.abort();
+          });
+        }
+        await runCommand(config, denoCommandRunner, logger, abort.signal);
+        return 0;
+      }
+    }
+  } catch (err) {
+    if (err instanceof CommandFailure) {
+      logger.error(err.message);
+      return err.code;
+    }
+    logger.error("Fatal error", { err });
+    return 2;
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
