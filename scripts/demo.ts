@@ -1,0 +1,127 @@
+/**
+ * `deno task demo`: the real proxy on deploy/examples in throwaway network namespaces. Sends
+ * traffic to a ClusterIP, a NodePort and a service without endpoints, prints who answered, the
+ * rules, /healthz and /metrics excerpts, then removes everything. Without root it prints what
+ * `render` would apply instead.
+ */
+import { createTopology, type ProbeAnswer, type ProbeRequest, type Topology } from "./netns/mod.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+const manifests = `${root}deploy/examples`;
+const proxyArgs = [
+  "--hostname-override=node1",
+  "--cluster-cidr=10.0.0.0/8",
+  "--healthz-bind-address=127.0.0.1:10256",
+  "--metrics-bind-address=127.0.0.1:10249",
+  "-v=2",
+];
+
+function heading(text: string): void {
+  console.log(`\n=== ${text}`);
+}
+
+function describe(a: ProbeAnswer): string {
+  return a.ok ? `answered by ${a.name} (it saw the client as ${a.peer})` : `failed: ${a.error}`;
+}
+
+async function show(topo: Topology, label: string, req: ProbeRequest): Promise<void> {
+  heading(`${label}: ${req.proto.toUpperCase()} from ${req.from} to ${req.to}`);
+  for (const a of await topo.probe(req)) console.log(`  ${describe(a)}`);
+}
+
+async function renderFallback(reason: string): Promise<void> {
+  console.log(`${reason}: showing what \`render\` would apply instead.\n`);
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-P=proxy",
+      "--quiet",
+      `${root}main.ts`,
+      "render",
+      `--manifests=${manifests}`,
+      ...proxyArgs,
+    ],
+    cwd: root,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  Deno.exit(out.code);
+}
+
+if (Deno.uid() !== 0) await renderFallback("Not running as root");
+
+const topo = await createTopology({
+  prefix: "demo",
+  ipv6: false,
+  pods: [{ name: "web-1", ip: "10.0.1.2" }, { name: "web-2", ip: "10.0.2.2" }, {
+    name: "client",
+    ip: "10.0.3.2",
+  }],
+});
+let failed = false;
+try {
+  // Like kubelet on an iptables-legacy node (the program detects the flavour from this hint).
+  await topo.exec("node", "iptables-legacy", ["-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
+  await topo.startEchoServers({ tcp: [8080], udp: [5353] });
+  const proxy = topo.spawn(
+    "node",
+    Deno.execPath(),
+    ["run", "-P=proxy", "--quiet", `${root}main.ts`, `--manifests=${manifests}`, ...proxyArgs],
+    { cwd: root, label: "deno-kube-proxy" },
+  );
+  await proxy.waitForOutput(/SyncProxyRules complete/, 30_000);
+  console.log("deno-kube-proxy is running in the node namespace on deploy/examples.");
+
+  await show(topo, "ClusterIP demo/web", {
+    from: "client",
+    proto: "tcp",
+    to: "172.30.0.10:80",
+    count: 6,
+  });
+  await show(topo, "ClusterIP demo/dns", {
+    from: "client",
+    proto: "udp",
+    to: "172.30.0.53:53",
+    count: 4,
+  });
+  await show(topo, "NodePort demo/web (masqueraded: ETP Cluster)", {
+    from: "external",
+    proto: "tcp",
+    to: "192.168.0.2:30080",
+    count: 4,
+  });
+  await show(topo, "demo/nothing-here has no endpoints (REJECT)", {
+    from: "client",
+    proto: "tcp",
+    to: "172.30.0.20:80",
+    count: 1,
+  });
+
+  heading("iptables-legacy-save -t nat (the proxy's rules)");
+  const nat = await topo.exec("node", "iptables-legacy-save", ["-t", "nat"]);
+  console.log(nat.stdout.split("\n").filter((l) => l.includes("KUBE-")).join("\n"));
+
+  heading("GET /healthz");
+  console.log(
+    (await topo.exec("node", "curl", ["-s", "-i", "http://127.0.0.1:10256/healthz"])).stdout,
+  );
+  heading("GET /metrics (excerpt)");
+  const metrics = await topo.exec("node", "curl", ["-s", "http://127.0.0.1:10249/metrics"]);
+  console.log(
+    metrics.stdout.split("\n").filter((l) =>
+      /^kubeproxy_(sync_proxy_rules_(iptables_total|last_timestamp|duration_seconds_count|endpoint_changes_total|service_changes_total))/
+        .test(l)
+    ).join("\n"),
+  );
+  await proxy.kill(2000);
+  heading("deno-kube-proxy log");
+  console.log(proxy.output());
+} catch (err) {
+  failed = true;
+  console.error(`Demo failed: ${err instanceof Error ? err.message : err}`);
+  console.error(topo.logs());
+} finally {
+  await topo.destroy();
+  console.log("\nRemoved every namespace and process the demo made.");
+}
+if (failed) Deno.exit(1);
