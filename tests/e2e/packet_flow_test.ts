@@ -1,0 +1,425 @@
+/**
+ * Upstream's packet-flow cases (runPacketFlowTests) with real packets: the real program in
+ * iptables mode, fed by manifests, in network namespaces. Each test shares one topology and one
+ * proxy run over a table of cases. Needs root; fails loudly without it.
+ * IP plan: node 192.168.0.2 (node1), node2 192.168.0.3, local pods 10.0.1.2 / 10.0.2.2 / 10.0.3.2,
+ * remote pod 10.1.1.2, services 172.30.0.0/16, external client 203.0.113.2. The external client's
+ * default route is the node, so LB IPs and externalIPs in 198.18.0.0/24 reach it.
+ */
+import assert from "node:assert/strict";
+import {
+  createTopology,
+  type NamespaceRef,
+  type ProbeAnswer,
+  type ProbeProto,
+  type Topology,
+  TOPOLOGY_IPS,
+} from "../../scripts/netns/mod.ts";
+import { list, node1 } from "./support/cluster_objects.ts";
+import {
+  type FlowPort,
+  flowService,
+  type FlowServiceSpec,
+  flowSlice,
+  local,
+  remote,
+} from "./support/flow_objects.ts";
+import { ManifestDir, requireRealKernel, startProxy } from "./support/proxy_process.ts";
+
+const POD_A = "10.0.1.2", POD_B = "10.0.2.2", CLIENT = "10.0.3.2", POD_R = "10.1.1.2";
+const NODE = TOPOLOGY_IPS.node, EXTERNAL = TOPOLOGY_IPS.external;
+/** Echo servers listen only on the target port, so an answer proves targetPort mapping. */
+const TARGET = 8080;
+
+/** One packet-flow case, as upstream's packetFlowTest. */
+interface FlowCase {
+  readonly name: string;
+  readonly from: NamespaceRef;
+  readonly proto?: ProbeProto;
+  readonly to: string;
+  /** The endpoints (pod names) that answer, all of them; or how every attempt fails. */
+  readonly expect: readonly string[] | "refused" | "timeout";
+  /** Whether the endpoint sees a source other than the client's own address. */
+  readonly masq?: boolean;
+}
+
+/** The client address each namespace's packets carry before any NAT. */
+const SOURCE: Record<string, string> = {
+  external: EXTERNAL,
+  client: CLIENT,
+  "pod-a": POD_A,
+  "pod-b": POD_B,
+};
+
+function port(name: string, port: number, extra: Partial<FlowPort> = {}): FlowPort {
+  return { name, port, targetPort: TARGET, ...extra };
+}
+
+/** A service plus one slice of its endpoints, each listed as [ip, node]. */
+function serviceWith(
+  name: string,
+  clusterIP: string,
+  ports: readonly FlowPort[],
+  spec: FlowServiceSpec,
+  endpoints: ReturnType<typeof local>[],
+): unknown[] {
+  return [
+    flowService("demo", name, clusterIP, ports, spec),
+    flowSlice("demo", name, `${name}-1`, endpoints, ports),
+  ];
+}
+
+function peerIP(peer: string): string {
+  return peer.slice(0, peer.lastIndexOf(":"));
+}
+
+/** Checks one case's answers against its expectation; returns a failure text or null. */
+function judge(c: FlowCase, answers: readonly ProbeAnswer[]): string | null {
+  const seen = JSON.stringify(answers);
+  if (typeof c.expect === "string") {
+    return answers.every((a) => !a.ok && a.error === c.expect)
+      ? null
+      : `expected every attempt to fail with ${c.expect}, got ${seen}`;
+  }
+  const names = new Set<string>();
+  for (const a of answers) {
+    if (!a.ok) return `expected answers from ${c.expect.join(", ")}, got ${seen}`;
+    names.add(a.name);
+    const source = SOURCE[c.from];
+    if (c.masq !== undefined && source !== undefined) {
+      const masqueraded = peerIP(a.peer) !== source;
+      if (masqueraded !== c.masq) {
+        return `expected ${c.masq ? "a masqueraded" : "the original"} source, got ${a.peer}`;
+      }
+      if (c.masq && c.from === "external" && peerIP(a.peer) !== NODE) {
+        return `expected the node IP ${NODE} as the source, got ${a.peer}`;
+      }
+    }
+  }
+  const got = [...names].sort().join(", ");
+  const want = [...c.expect].sort().join(", ");
+  return got === want ? null : `expected endpoints {${want}}, got {${got}}: ${seen}`;
+}
+
+/** Runs every case (sequentially) and fails once, listing every case that went wrong. */
+async function runFlowCases(topo: Topology, cases: readonly FlowCase[]): Promise<void> {
+  const failures: string[] = [];
+  for (const c of cases) {
+    const dropped = c.expect === "timeout";
+    const started = Date.now();
+    const answers = await topo.probe({
+      from: c.from,
+      proto: c.proto ?? "tcp",
+      to: c.to,
+      count: typeof c.expect === "string" ? 2 : 20,
+      timeoutMs: dropped ? 500 : 2000,
+    });
+    let failure = judge(c, answers);
+    if (failure === null && c.expect === "refused" && Date.now() - started > 1500) {
+      failure = "REJECT must answer at once, not after a timeout";
+    }
+    if (failure !== null) failures.push(`${c.name}: ${failure}`);
+  }
+  assert.deepEqual(failures, [], failures.join("\n"));
+}
+
+/** Topology + manifests + the running proxy; everything removed afterwards, even on failure. */
+async function withProxy(
+  prefix: string,
+  objects: readonly unknown[],
+  body: (topo: Topology) => Promise<void>,
+): Promise<void> {
+  await requireRealKernel();
+  const topo = await createTopology({
+    prefix,
+    ipv6: false,
+    pods: [
+      { name: "pod-a", ip: POD_A },
+      { name: "pod-b", ip: POD_B },
+      { name: "client", ip: CLIENT },
+    ],
+    remotePods: [{ name: "pod-r", ip: POD_R }],
+  });
+  const dir = await ManifestDir.create(prefix);
+  try {
+    await dir.write("cluster.json", list([node1(), ...objects]));
+    await topo.startEchoServers({ tcp: [TARGET], udp: [TARGET] });
+    await startProxy(topo, [`--manifests=${dir.path}`]);
+    await body(topo);
+  } catch (err) {
+    console.error(topo.logs());
+    throw err;
+  } finally {
+    await topo.destroy();
+    await dir.remove();
+  }
+}
+
+Deno.test("e2e: TCP and UDP on one port reach their own endpoints, on the target port", async () => {
+  const tcp = port("tcp", 80, { nodePort: 30070 });
+  const udp = port("udp", 80, { protocol: "UDP", nodePort: 30070 });
+  const objects = [
+    flowService("demo", "mixed", "172.30.0.10", [tcp, udp], { type: "NodePort" }),
+    flowSlice("demo", "mixed", "mixed-tcp", [local(POD_A)], [tcp]),
+    flowSlice("demo", "mixed", "mixed-udp", [local(POD_B)], [udp]),
+  ];
+  await withProxy("kpfproto", objects, async (topo) => {
+    await runFlowCases(topo, [
+      { name: "pod -> clusterIP TCP", from: "client", to: "172.30.0.10:80", expect: ["pod-a"] },
+      {
+        name: "pod -> clusterIP UDP",
+        from: "client",
+        proto: "udp",
+        to: "172.30.0.10:80",
+        expect: ["pod-b"],
+        masq: false,
+      },
+      {
+        name: "external -> NodePort TCP",
+        from: "external",
+        to: `${NODE}:30070`,
+        expect: ["pod-a"],
+        masq: true,
+      },
+      {
+        name: "external -> NodePort UDP",
+        from: "external",
+        proto: "udp",
+        to: `${NODE}:30070`,
+        expect: ["pod-b"],
+        masq: true,
+      },
+    ]);
+  });
+});
+
+Deno.test("e2e: a service without endpoints rejects its clusterIP, externalIP, NodePort and LB IP at once", async () => {
+  const p = port("http", 80, { nodePort: 30071 });
+  const objects = [
+    flowService("demo", "empty", "172.30.0.11", [p], {
+      externalIPs: ["198.18.0.11"],
+      loadBalancerIPs: ["198.18.0.111"],
+    }),
+    flowSlice("demo", "empty", "empty-1", [], [p]),
+  ];
+  await withProxy("kpfrej", objects, async (topo) => {
+    await runFlowCases(topo, [
+      { name: "pod -> clusterIP", from: "client", to: "172.30.0.11:80", expect: "refused" },
+      { name: "external -> externalIP", from: "external", to: "198.18.0.11:80", expect: "refused" },
+      { name: "external -> NodePort", from: "external", to: `${NODE}:30071`, expect: "refused" },
+      { name: "external -> LB IP", from: "external", to: "198.18.0.111:80", expect: "refused" },
+    ]);
+  });
+});
+
+Deno.test("e2e: external -> NodePort, LB IP and externalIP by traffic policy: Cluster masquerades to all, Local keeps the source and stays local", async () => {
+  const cluster = port("http", 80, { nodePort: 30080 });
+  const localP = port("http", 80, { nodePort: 30081 });
+  const remoteOnly = port("http", 80, { nodePort: 30082 });
+  const objects = [
+    ...serviceWith("cluster", "172.30.0.20", [cluster], {
+      externalIPs: ["198.18.0.20"],
+      loadBalancerIPs: ["198.18.0.120"],
+    }, [local(POD_A), remote(POD_R)]),
+    ...serviceWith("local", "172.30.0.21", [localP], {
+      externalTrafficPolicy: "Local",
+      externalIPs: [NODE],
+      loadBalancerIPs: ["198.18.0.121"],
+    }, [local(POD_A), remote(POD_R)]),
+    ...serviceWith("remote-only", "172.30.0.22", [remoteOnly], {
+      externalTrafficPolicy: "Local",
+      externalIPs: ["198.18.0.22"],
+      loadBalancerIPs: ["198.18.0.122"],
+    }, [remote(POD_R)]),
+  ];
+  const both = ["pod-a", "pod-r"];
+  await withProxy("kpfetp", objects, async (topo) => {
+    await runFlowCases(topo, [
+      // ETP Cluster
+      {
+        name: "ETP Cluster: external -> NodePort",
+        from: "external",
+        to: `${NODE}:30080`,
+        expect: both,
+        masq: true,
+      },
+      {
+        name: "ETP Cluster: external -> LB IP",
+        from: "external",
+        to: "198.18.0.120:80",
+        expect: both,
+        masq: true,
+      },
+      {
+        name: "ETP Cluster: external -> externalIP",
+        from: "external",
+        to: "198.18.0.20:80",
+        expect: both,
+        masq: true,
+      },
+      {
+        name: "ETP Cluster: pod -> clusterIP",
+        from: "client",
+        to: "172.30.0.20:80",
+        expect: both,
+        masq: false,
+      },
+      // ETP Local with a local endpoint
+      {
+        name: "ETP Local: external -> NodePort",
+        from: "external",
+        to: `${NODE}:30081`,
+        expect: ["pod-a"],
+        masq: false,
+      },
+      {
+        name: "ETP Local: external -> LB IP",
+        from: "external",
+        to: "198.18.0.121:80",
+        expect: ["pod-a"],
+        masq: false,
+      },
+      {
+        name: "ETP Local: external -> externalIP (the node IP)",
+        from: "external",
+        to: `${NODE}:80`,
+        expect: ["pod-a"],
+        masq: false,
+      },
+      {
+        name: "ETP Local: pod -> clusterIP reaches local and remote",
+        from: "client",
+        to: "172.30.0.21:80",
+        expect: both,
+        masq: false,
+      },
+      {
+        name: "ETP Local: pod -> NodePort is treated as cluster traffic",
+        from: "client",
+        to: `${NODE}:30081`,
+        expect: both,
+      },
+      // ETP Local without a local endpoint
+      {
+        name: "ETP Local, remote only: external -> NodePort dropped",
+        from: "external",
+        to: `${NODE}:30082`,
+        expect: "timeout",
+      },
+      {
+        name: "ETP Local, remote only: external -> LB IP dropped",
+        from: "external",
+        to: "198.18.0.122:80",
+        expect: "timeout",
+      },
+      {
+        name: "ETP Local, remote only: external -> externalIP dropped",
+        from: "external",
+        to: "198.18.0.22:80",
+        expect: "timeout",
+      },
+      {
+        name: "ETP Local, remote only: pod -> clusterIP reaches the remote endpoint",
+        from: "client",
+        to: "172.30.0.22:80",
+        expect: ["pod-r"],
+        masq: false,
+      },
+    ]);
+  });
+});
+
+Deno.test("e2e: loadBalancerSourceRanges admit listed clients to the LB IP, drop others, and leave the NodePort open", async () => {
+  const allowed = port("http", 80, { nodePort: 30090 });
+  const blocked = port("http", 80, { nodePort: 30091 });
+  const objects = [
+    ...serviceWith("allowed", "172.30.0.30", [allowed], {
+      loadBalancerIPs: ["198.18.0.130"],
+      loadBalancerSourceRanges: ["203.0.113.0/24"],
+    }, [local(POD_A)]),
+    ...serviceWith("blocked", "172.30.0.31", [blocked], {
+      loadBalancerIPs: ["198.18.0.131"],
+      loadBalancerSourceRanges: ["198.51.100.0/24"],
+    }, [local(POD_A)]),
+  ];
+  await withProxy("kpfsrc", objects, async (topo) => {
+    await runFlowCases(topo, [
+      {
+        name: "allowed client -> LB IP",
+        from: "external",
+        to: "198.18.0.130:80",
+        expect: ["pod-a"],
+        masq: true,
+      },
+      {
+        name: "blocked client -> LB IP",
+        from: "external",
+        to: "198.18.0.131:80",
+        expect: "timeout",
+      },
+      {
+        name: "blocked client -> NodePort",
+        from: "external",
+        to: `${NODE}:30091`,
+        expect: ["pod-a"],
+        masq: true,
+      },
+      {
+        name: "pod -> clusterIP of the blocked service",
+        from: "client",
+        to: "172.30.0.31:80",
+        expect: ["pod-a"],
+        masq: false,
+      },
+    ]);
+  });
+});
+
+Deno.test("e2e: ClientIP session affinity keeps a client on one endpoint", async () => {
+  const p = port("http", 80, { nodePort: 30100 });
+  const objects = serviceWith(
+    "sticky",
+    "172.30.0.40",
+    [p],
+    { type: "NodePort", affinitySeconds: 600 },
+    [local(POD_A), local(POD_B), remote(POD_R)],
+  );
+  await withProxy("kpfaff", objects, async (topo) => {
+    for (const [from, to] of [["client", "172.30.0.40:80"], ["external", `${NODE}:30100`]]) {
+      const answers = await topo.probe({
+        from: from!,
+        proto: "tcp",
+        to: to!,
+        count: 10,
+        concurrency: 1,
+      });
+      const names = new Set(answers.map((a) => a.ok ? a.name : `error:${a.error}`));
+      assert.equal(names.size, 1, `${from} -> ${to} was spread: ${JSON.stringify(answers)}`);
+      assert.ok(answers[0]?.ok, JSON.stringify(answers));
+    }
+  });
+});
+
+Deno.test("e2e: the node reaches a NodePort on 127.0.0.1", async () => {
+  const p = port("http", 80, { nodePort: 30110 });
+  const objects = serviceWith("np", "172.30.0.50", [p], { type: "NodePort" }, [
+    local(POD_A),
+    remote(POD_R),
+  ]);
+  await withProxy("kpflocal", objects, async (topo) => {
+    await runFlowCases(topo, [
+      {
+        name: "node -> 127.0.0.1:NodePort",
+        from: "node",
+        to: "127.0.0.1:30110",
+        expect: ["pod-a", "pod-r"],
+      },
+      {
+        name: "node -> nodeIP:NodePort",
+        from: "node",
+        to: `${NODE}:30110`,
+        expect: ["pod-a", "pod-r"],
+      },
+    ]);
+  });
+});
