@@ -4,9 +4,16 @@
  * plus its meta-proxier).
  */
 import type { ProxyBackend, SyncReport } from "../backends/mod.ts";
+import { deleteStaleFlows, staleUdpFlows } from "../conntrack/mod.ts";
+import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
-import { createProxyTracker, type IPFamily, type ProxyTracker } from "../proxy/mod.ts";
+import {
+  createProxyTracker,
+  type IPFamily,
+  type ProxyState,
+  type ProxyTracker,
+} from "../proxy/mod.ts";
 import type { ObjectEvent, ObjectKind, ObjectSink, ObjectSource } from "../source/mod.ts";
 import { BoundedFrequencyRunner, type Clock, systemClock } from "../sync/mod.ts";
 import { createProxyHealth, type ProxyHealth } from "./proxy_health.ts";
@@ -29,6 +36,10 @@ export interface ProxyAppOptions {
   readonly logger: Logger;
   readonly metrics: ProxyMetrics;
   readonly clock?: Clock;
+  /** Runs `conntrack` to delete stale UDP flows; omit to skip conntrack cleanup. */
+  readonly conntrackRunner?: CommandRunner;
+  /** Upstream forces a full sync this often even without changes (default 1 h). */
+  readonly fullSyncPeriodMs?: number;
 }
 
 /** The assembled proxy. Nothing runs until start(). */
@@ -54,6 +65,10 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   });
   /** Families whose next sync must be full because their rules were flushed behind our back. */
   const flushed = new Set<IPFamily>();
+  /** The last applied snapshot per family, to find stale UDP flows. */
+  const applied = new Map<IPFamily, ProxyState>();
+  const fullSyncPeriodMs = options.fullSyncPeriodMs ?? 60 * 60 * 1000;
+  let lastFullSync = clock.now();
 
   const syncProxyRules = async () => {
     if (!tracker.isSynced()) {
@@ -69,7 +84,9 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     let noLocalInternal = 0, noLocalExternal = 0;
     for (const { family, backend } of backends) {
       let state = tracker.snapshot(family);
-      if (flushed.has(family)) state = { ...state, forceFullSync: true };
+      if (flushed.has(family) || clock.now() - lastFullSync >= fullSyncPeriodMs) {
+        state = { ...state, forceFullSync: true };
+      }
       for (const sps of state.services.values()) {
         if (sps.localEndpoints.length > 0) continue;
         if (sps.info.internalPolicyLocal && sps.allEndpoints.length > 0) noLocalInternal++;
@@ -84,6 +101,14 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       }
       flushed.delete(family);
       full ||= report.full;
+      if (options.conntrackRunner) {
+        const stale = staleUdpFlows(applied.get(family), state);
+        if (stale.length > 0) {
+          const n = await deleteStaleFlows(options.conntrackRunner, family, stale, logger);
+          metrics.conntrackDeleted.inc(n);
+        }
+      }
+      applied.set(family, state);
       for (const [table, n] of Object.entries(report.ruleCounts)) {
         ruleCounts[table] = (ruleCounts[table] ?? 0) + n;
       }
@@ -95,6 +120,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
         changed: state.changed.size,
       });
     }
+    if (full) lastFullSync = clock.now();
     const seconds = (clock.now() - started) / 1000;
     metrics.syncDuration.observe(seconds);
     (full ? metrics.syncFullDuration : metrics.syncPartialDuration).observe(seconds);

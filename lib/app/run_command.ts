@@ -10,6 +10,7 @@ import { createManifestSource } from "../source/mod.ts";
 import { CommandFailure } from "./commands.ts";
 import { createIptablesBackends, usableFamilies } from "./iptables_backends.ts";
 import { createProxyApp } from "./proxy_app.ts";
+import { enableRouteLocalnet } from "./sysctl.ts";
 
 /** Runs the proxy until `signal` aborts. */
 export async function runCommand(
@@ -42,6 +43,9 @@ export async function runCommand(
   const families = await usableFamilies(runner, flavour);
   logger.info("Using iptables proxy", { flavour, families, node: config.hostnameOverride });
 
+  if (families.includes("IPv4") && config.iptables.localhostNodePorts) {
+    await enableRouteLocalnet(logger);
+  }
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
   const app = createProxyApp({
@@ -59,6 +63,7 @@ export async function runCommand(
     syncPeriodMs: config.syncPeriodMs,
     logger,
     metrics,
+    conntrackRunner: runner,
   });
   const nodeEligible = () => {
     const node = app.tracker.node();

@@ -17,6 +17,7 @@ import {
 } from "../../scripts/netns/mod.ts";
 import { list, node1 } from "./support/cluster_objects.ts";
 import {
+  type FlowEndpoint,
   type FlowPort,
   flowService,
   type FlowServiceSpec,
@@ -55,13 +56,13 @@ function port(name: string, port: number, extra: Partial<FlowPort> = {}): FlowPo
   return { name, port, targetPort: TARGET, ...extra };
 }
 
-/** A service plus one slice of its endpoints, each listed as [ip, node]. */
+/** A service plus one EndpointSlice holding all its endpoints. */
 function serviceWith(
   name: string,
   clusterIP: string,
   ports: readonly FlowPort[],
   spec: FlowServiceSpec,
-  endpoints: ReturnType<typeof local>[],
+  endpoints: readonly FlowEndpoint[],
 ): unknown[] {
   return [
     flowService("demo", name, clusterIP, ports, spec),
@@ -258,6 +259,12 @@ Deno.test("e2e: external -> NodePort, LB IP and externalIP by traffic policy: Cl
         masq: true,
       },
       {
+        name: "ETP Cluster: the node itself -> NodePort",
+        from: "node",
+        to: `${NODE}:30080`,
+        expect: both,
+      },
+      {
         name: "ETP Cluster: pod -> clusterIP",
         from: "client",
         to: "172.30.0.20:80",
@@ -296,6 +303,12 @@ Deno.test("e2e: external -> NodePort, LB IP and externalIP by traffic policy: Cl
       {
         name: "ETP Local: pod -> NodePort is treated as cluster traffic",
         from: "client",
+        to: `${NODE}:30081`,
+        expect: both,
+      },
+      {
+        name: "ETP Local: the node itself -> NodePort reaches local and remote",
+        from: "node",
         to: `${NODE}:30081`,
         expect: both,
       },
@@ -397,29 +410,5 @@ Deno.test("e2e: ClientIP session affinity keeps a client on one endpoint", async
       assert.equal(names.size, 1, `${from} -> ${to} was spread: ${JSON.stringify(answers)}`);
       assert.ok(answers[0]?.ok, JSON.stringify(answers));
     }
-  });
-});
-
-Deno.test("e2e: the node reaches a NodePort on 127.0.0.1", async () => {
-  const p = port("http", 80, { nodePort: 30110 });
-  const objects = serviceWith("np", "172.30.0.50", [p], { type: "NodePort" }, [
-    local(POD_A),
-    remote(POD_R),
-  ]);
-  await withProxy("kpflocal", objects, async (topo) => {
-    await runFlowCases(topo, [
-      {
-        name: "node -> 127.0.0.1:NodePort",
-        from: "node",
-        to: "127.0.0.1:30110",
-        expect: ["pod-a", "pod-r"],
-      },
-      {
-        name: "node -> nodeIP:NodePort",
-        from: "node",
-        to: `${NODE}:30110`,
-        expect: ["pod-a", "pod-r"],
-      },
-    ]);
   });
 });

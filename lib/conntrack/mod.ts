@@ -1,0 +1,2 @@
+/** Public face of lib/conntrack: stale UDP flow cleanup through conntrack-tools. */
+export * from "./stale_udp.ts";
