@@ -1,0 +1,55 @@
+/**
+ * A firewall reload that flushes the nat table (`iptables -t nat -F; -X`) is noticed through the
+ * missing KUBE-PROXY-CANARY chain and repaired by a full sync within syncPeriod. Needs root.
+ */
+import assert from "node:assert/strict";
+import { createTopology } from "../../scripts/netns/mod.ts";
+import { endpointSlice, list, node1, service, type TestPort } from "./support/cluster_objects.ts";
+import { eventually, ManifestDir, requireRealKernel, startProxy } from "./support/proxy_process.ts";
+
+const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
+
+Deno.test("e2e: flushed nat rules are restored within syncPeriod and traffic flows again", async () => {
+  await requireRealKernel();
+  const topo = await createTopology({
+    prefix: "kpcan",
+    ipv6: false,
+    pods: [{ name: "pod-a", ip: "10.0.1.2" }, { name: "client", ip: "10.0.3.2" }],
+  });
+  const dir = await ManifestDir.create("kpcan");
+  try {
+    await dir.write(
+      "c.json",
+      list([
+        node1(),
+        service("demo", "web", "172.30.0.10", WEB),
+        endpointSlice("demo", "web", ["10.0.1.2"], WEB),
+      ]),
+    );
+    await topo.startEchoServers();
+    await startProxy(topo, [`--manifests=${dir.path}`, "--iptables-sync-period=2s"]);
+    const probe = () =>
+      topo.probe({ from: "client", proto: "tcp", to: "172.30.0.10:80", count: 2, timeoutMs: 300 });
+    assert.ok((await probe()).every((a) => a.ok && a.name === "pod-a"));
+
+    for (const args of [["-t", "nat", "-F"], ["-t", "nat", "-X"]]) {
+      const out = await topo.exec("node", "iptables-legacy", args);
+      assert.equal(out.code, 0, out.stderr);
+    }
+    assert.ok((await probe()).every((a) => !a.ok), "traffic must stop once the rules are flushed");
+
+    // syncPeriod (2 s) + 2 s.
+    await eventually(
+      "traffic to flow again",
+      4000,
+      async () => (await probe()).every((a) => a.ok && a.name === "pod-a"),
+    );
+    assert.match(topo.logs(), /Proxy rules were flushed; forcing a full resync/);
+  } catch (err) {
+    console.error(topo.logs());
+    throw err;
+  } finally {
+    await topo.destroy();
+    await dir.remove();
+  }
+});
