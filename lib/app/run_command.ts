@@ -44,7 +44,7 @@ export async function runCommand(
   logger.info("Using iptables proxy", { flavour, families, node: config.hostnameOverride });
 
   if (families.includes("IPv4") && config.iptables.localhostNodePorts) {
-    await enableRouteLocalnet(logger);
+    await enableRouteLocalnet(runner, logger);
   }
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);

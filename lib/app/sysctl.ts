@@ -1,29 +1,32 @@
-/** The kernel knobs the proxy sets at start, written straight to /proc/sys/net. */
+/**
+ * The kernel knobs the proxy sets at start. Deno refuses writes under /proc without full
+ * access, so they go through the `sysctl` binary (in the run permission) instead.
+ */
+import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 
-/** Path of a sysctl under /proc/sys (`net/ipv4/conf/all/route_localnet`). */
-export function sysctlPath(name: string): string {
-  return `/proc/sys/${name.replaceAll(".", "/")}`;
-}
-
-/** Sets `name` to `value` unless it already has it; logs and returns false where it cannot. */
-export async function ensureSysctl(name: string, value: string, logger: Logger): Promise<boolean> {
-  const path = sysctlPath(name);
-  try {
-    if ((await Deno.readTextFile(path)).trim() === value) return true;
-    await Deno.writeTextFile(path, `${value}\n`);
-    logger.info("Set sysctl", { name, value });
-    return true;
-  } catch (err) {
-    logger.warn("Could not set sysctl", { name, value, err });
+/** Sets `name` (dotted, e.g. `net.ipv4.conf.all.route_localnet`) unless it already has `value`. */
+export async function ensureSysctl(
+  runner: CommandRunner,
+  name: string,
+  value: string,
+  logger: Logger,
+): Promise<boolean> {
+  const current = await runner({ cmd: "sysctl", args: ["-n", name] });
+  if (current.code === 0 && current.stdout.trim() === value) return true;
+  const set = await runner({ cmd: "sysctl", args: ["-w", `${name}=${value}`] });
+  if (set.code !== 0) {
+    logger.warn("Could not set sysctl", { name, value, stderr: set.stderr.trim() });
     return false;
   }
+  logger.info("Set sysctl", { name, value });
+  return true;
 }
 
 /**
  * Localhost NodePorts need `route_localnet=1` so 127.0.0.1 traffic can be DNATed off the
  * loopback device (upstream does the same when localhostNodePorts is on).
  */
-export async function enableRouteLocalnet(logger: Logger): Promise<boolean> {
-  return await ensureSysctl("net/ipv4/conf/all/route_localnet", "1", logger);
+export async function enableRouteLocalnet(runner: CommandRunner, logger: Logger): Promise<boolean> {
+  return await ensureSysctl(runner, "net.ipv4.conf.all.route_localnet", "1", logger);
 }

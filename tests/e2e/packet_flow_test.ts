@@ -265,6 +265,12 @@ Deno.test("e2e: external -> NodePort, LB IP and externalIP by traffic policy: Cl
         expect: both,
       },
       {
+        name: "ETP Cluster: the node itself -> localhost NodePort (route_localnet)",
+        from: "node",
+        to: "127.0.0.1:30080",
+        expect: both,
+      },
+      {
         name: "ETP Cluster: pod -> clusterIP",
         from: "client",
         to: "172.30.0.20:80",
