@@ -3,31 +3,25 @@
  * missing KUBE-PROXY-CANARY chain and repaired by a full sync within syncPeriod. Needs root.
  */
 import assert from "node:assert/strict";
-import { createTopology } from "../../scripts/netns/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./support/cluster_objects.ts";
-import { eventually, ManifestDir, requireRealKernel, startProxy } from "./support/proxy_process.ts";
+import { eventually } from "./support/proxy_process.ts";
+import { withProxy } from "./support/with_proxy.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 
 Deno.test("e2e: flushed nat rules are restored within syncPeriod and traffic flows again", async () => {
-  await requireRealKernel();
-  const topo = await createTopology({
+  const state = list([
+    node1(),
+    service("demo", "web", "172.30.0.10", WEB),
+    endpointSlice("demo", "web", ["10.0.1.2"], WEB),
+  ]);
+  await withProxy({
     prefix: "kpcan",
     ipv6: false,
     pods: [{ name: "pod-a", ip: "10.0.1.2" }, { name: "client", ip: "10.0.3.2" }],
-  });
-  const dir = await ManifestDir.create("kpcan");
-  try {
-    await dir.write(
-      "c.json",
-      list([
-        node1(),
-        service("demo", "web", "172.30.0.10", WEB),
-        endpointSlice("demo", "web", ["10.0.1.2"], WEB),
-      ]),
-    );
-    await topo.startEchoServers();
-    await startProxy(topo, [`--manifests=${dir.path}`, "--iptables-sync-period=2s"]);
+    state,
+    args: ["--iptables-sync-period=2s"],
+  }, async ({ topo }) => {
     const probe = () =>
       topo.probe({ from: "client", proto: "tcp", to: "172.30.0.10:80", count: 2, timeoutMs: 300 });
     assert.ok((await probe()).every((a) => a.ok && a.name === "pod-a"));
@@ -45,11 +39,5 @@ Deno.test("e2e: flushed nat rules are restored within syncPeriod and traffic flo
       async () => (await probe()).every((a) => a.ok && a.name === "pod-a"),
     );
     assert.match(topo.logs(), /Proxy rules were flushed; forcing a full resync/);
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+  });
 });

@@ -4,15 +4,10 @@
  * IP plan: node 192.168.0.2, pods 10.0.0.0/8, services 172.30.0.0/16.
  */
 import assert from "node:assert/strict";
-import { createTopology, type ProbeAnswer, type Topology } from "../../scripts/netns/mod.ts";
+import type { ProbeAnswer, Topology } from "../../scripts/netns/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./support/cluster_objects.ts";
-import {
-  eventually,
-  ManifestDir,
-  requireRealKernel,
-  runProxyOnce,
-  startProxy,
-} from "./support/proxy_process.ts";
+import { eventually, type ManifestDir, runProxyOnce } from "./support/proxy_process.ts";
+import { withProxy } from "./support/with_proxy.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 const DNS: TestPort[] = [{ name: "dns", port: 53, targetPort: 8080, protocol: "UDP" }];
@@ -34,38 +29,25 @@ function answeredBy(answers: ProbeAnswer[]): Set<string> {
   return new Set(answers.map((a) => a.ok ? a.name : `error:${a.error}`));
 }
 
-/** Topology + manifests + the running proxy; everything removed afterwards, even on failure. */
-async function withProxy(
+/** The three pods of these tests, with the proxy running on `state`. */
+function withPods(
   prefix: string,
   state: unknown,
   body: (topo: Topology, dir: ManifestDir) => Promise<void>,
 ): Promise<void> {
-  await requireRealKernel();
-  const topo = await createTopology({
+  return withProxy({
     prefix,
     ipv6: false,
     pods: [{ name: "pod-a", ip: POD_A }, { name: "pod-b", ip: POD_B }, {
       name: "client",
       ip: CLIENT,
     }],
-  });
-  const dir = await ManifestDir.create(prefix);
-  try {
-    await dir.write("cluster.json", state);
-    await topo.startEchoServers();
-    await startProxy(topo, [`--manifests=${dir.path}`]);
-    await body(topo, dir);
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+    state,
+  }, ({ topo, dir }) => body(topo, dir));
 }
 
 Deno.test("e2e: pod -> ClusterIP reaches every endpoint over TCP and UDP, unmasqueraded", async () => {
-  await withProxy("kpcip", clusterState([POD_A, POD_B]), async (topo) => {
+  await withPods("kpcip", clusterState([POD_A, POD_B]), async (topo) => {
     const tcp = await topo.probe({ from: "client", proto: "tcp", to: "172.30.0.10:80", count: 40 });
     assert.deepEqual([...answeredBy(tcp)].sort(), ["pod-a", "pod-b"]);
     for (const a of tcp) assert.ok(a.ok && a.peer.startsWith(`${CLIENT}:`), JSON.stringify(a));
@@ -76,7 +58,7 @@ Deno.test("e2e: pod -> ClusterIP reaches every endpoint over TCP and UDP, unmasq
 });
 
 Deno.test("e2e: a pod calling its own service (hairpin) is masqueraded", async () => {
-  await withProxy("kphair", clusterState([POD_A]), async (topo) => {
+  await withPods("kphair", clusterState([POD_A]), async (topo) => {
     const answers = await topo.probe({
       from: "pod-a",
       proto: "tcp",
@@ -92,7 +74,7 @@ Deno.test("e2e: a pod calling its own service (hairpin) is masqueraded", async (
 });
 
 Deno.test("e2e: a service without endpoints is rejected at once, not dropped", async () => {
-  await withProxy("kprej", clusterState([POD_A, POD_B]), async (topo) => {
+  await withPods("kprej", clusterState([POD_A, POD_B]), async (topo) => {
     const started = Date.now();
     const answers = await topo.probe({
       from: "client",
@@ -107,7 +89,7 @@ Deno.test("e2e: a service without endpoints is rejected at once, not dropped", a
 });
 
 Deno.test("e2e: editing the manifest moves traffic, deleting the service stops it, --cleanup removes every KUBE- chain", async () => {
-  await withProxy("kpedit", clusterState([POD_A]), async (topo, dir) => {
+  await withPods("kpedit", clusterState([POD_A]), async (topo, dir) => {
     const before = await topo.probe({
       from: "client",
       proto: "tcp",
@@ -162,7 +144,7 @@ Deno.test("e2e: editing the manifest moves traffic, deleting the service stops i
 
 Deno.test("e2e: an invalid object is skipped and counted while the rest syncs", async () => {
   const bad = service("demo", "bad", "10.0.0.300", WEB);
-  await withProxy("kpbad", clusterState([POD_A], [bad]), async (topo) => {
+  await withPods("kpbad", clusterState([POD_A], [bad]), async (topo) => {
     const answers = await topo.probe({
       from: "client",
       proto: "tcp",

@@ -3,9 +3,9 @@
  * source port (as DNS resolvers do) reaches the new endpoint. Needs root.
  */
 import assert from "node:assert/strict";
-import { createTopology } from "../../scripts/netns/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./support/cluster_objects.ts";
-import { eventually, ManifestDir, requireRealKernel, startProxy } from "./support/proxy_process.ts";
+import { eventually } from "./support/proxy_process.ts";
+import { withProxy } from "./support/with_proxy.ts";
 
 const DNS: TestPort[] = [{ name: "dns", port: 53, targetPort: 8080, protocol: "UDP" }];
 
@@ -18,20 +18,15 @@ function dnsState(endpoints: string[]) {
 }
 
 Deno.test("e2e: a UDP client reusing its source port reaches the new endpoint after the old one goes away", async () => {
-  await requireRealKernel();
-  const topo = await createTopology({
+  await withProxy({
     prefix: "kpct",
     ipv6: false,
     pods: [{ name: "pod-a", ip: "10.0.1.2" }, { name: "pod-b", ip: "10.0.2.2" }, {
       name: "client",
       ip: "10.0.3.2",
     }],
-  });
-  const dir = await ManifestDir.create("kpct");
-  try {
-    await dir.write("c.json", dnsState(["10.0.1.2"]));
-    await topo.startEchoServers();
-    await startProxy(topo, [`--manifests=${dir.path}`]);
+    state: dnsState(["10.0.1.2"]),
+  }, async ({ topo, dir }) => {
     const probe = () =>
       topo.probe({
         from: "client",
@@ -51,17 +46,11 @@ Deno.test("e2e: a UDP client reusing its source port reaches the new endpoint af
     ]);
     assert.match(flows.stdout, /sport=40053/, "the client's flow is tracked");
 
-    await dir.write("c.json", dnsState(["10.0.2.2"]));
+    await dir.write("cluster.json", dnsState(["10.0.2.2"]));
     await eventually("the same client flow to reach pod-b", 5000, async () => {
       const now = await probe();
       return now.every((a) => a.ok && a.name === "pod-b");
     });
     assert.match(topo.logs(), /Deleted stale UDP conntrack entries/);
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+  });
 });
