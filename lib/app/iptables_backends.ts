@@ -2,6 +2,7 @@
 import type { ProxyConfig } from "../config/mod.ts";
 import {
   createIptablesProxier,
+  ipCommandAddressLister,
   type IptablesFlavour,
   type IptablesRenderOptions,
 } from "../backends/iptables/mod.ts";
@@ -21,6 +22,9 @@ export function iptablesRenderOptions(
     masqueradeBit: config.masqueradeBit,
     masqueradeAll: config.masqueradeAll,
     clusterCIDRs: config.clusterCIDRs.filter((c) => parseCIDR(c)?.family === family),
+    detectLocalMode: config.detectLocalMode,
+    bridgeInterface: config.detectLocal.bridgeInterface.trim(),
+    interfaceNamePrefix: config.detectLocal.interfaceNamePrefix.trim(),
     localhostNodePorts: config.iptables.localhostNodePorts,
     nodePortAddresses: config.nodePortAddresses.filter((a) =>
       a === "primary" || parseCIDR(a)?.family === family
@@ -49,6 +53,7 @@ export function createIptablesBackends(options: IptablesBackendsOptions): Family
       runner: options.runner,
       logger: options.logger,
       metrics: options.metrics,
+      listLocalAddresses: ipCommandAddressLister(options.runner),
     }),
   }));
 }

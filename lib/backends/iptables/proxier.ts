@@ -15,6 +15,7 @@ import {
   RESTORE_ARGS,
 } from "./flavour.ts";
 import { missingJumps } from "./jump_chains.ts";
+import type { LocalAddressLister } from "./local_addresses.ts";
 import { renderIptables } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
 import { buildRestorePayload, type RestorePlan } from "./restore_payload.ts";
@@ -28,6 +29,11 @@ export interface IptablesProxierOptions extends IptablesRenderOptions {
   readonly flavour?: IptablesFlavour;
   readonly logger?: Logger;
   readonly metrics?: BackendMetrics;
+  /**
+   * Reads the node's interface addresses before each sync, for nodePortAddresses CIDRs (as
+   * upstream does). Without it, `localAddresses` or the node IPs stand in.
+   */
+  readonly listLocalAddresses?: LocalAddressLister;
 }
 
 const noMetrics: BackendMetrics = { restoreFailure: () => {}, partialRestoreFailure: () => {} };
@@ -67,6 +73,24 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     };
   };
 
+  /** The render options, with this sync's interface addresses when CIDRs must be resolved. */
+  const withLocalAddresses = async (state: ProxyState): Promise<IptablesRenderOptions> => {
+    const lister = options.listLocalAddresses;
+    const cidrs = (options.nodePortAddresses ?? []).filter((a) => a !== "primary");
+    if (lister === undefined || cidrs.length === 0) return options;
+    try {
+      const found = await lister(state.family);
+      return { ...options, localAddresses: [...new Set([...found, ...state.node.ips])] };
+    } catch (err) {
+      // Upstream logs and goes on with what it has; NodePorts on the node IPs still work.
+      logger.error("Failed to list the node's addresses for nodePortAddresses", {
+        family: state.family,
+        err,
+      });
+      return options;
+    }
+  };
+
   const sync = async (state: ProxyState): Promise<SyncReport> => {
     if (state.family !== options.family) {
       throw new RangeError(
@@ -74,7 +98,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       );
     }
     const full = needFullSync || state.forceFullSync;
-    const rules = renderIptables(state, options);
+    const rules = renderIptables(state, await withLocalAddresses(state));
     for (const s of rules.skipped) {
       logger.warn("Skipping service port with an untrusted value", {
         service: s.key,

@@ -2,9 +2,10 @@
  * The knobs of the iptables renderer and their resolution into the concrete pieces rules are
  * made of (mark text, local-traffic matches, NodePort destinations). Pure: no I/O here.
  */
-import { cidrContains, cidrString, parseCIDR } from "../../net/mod.ts";
+import { cidrContains, parseCIDR } from "../../net/mod.ts";
 import type { CIDR } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
+import { type DetectLocalMode, localTrafficDetector } from "./local_detector.ts";
 
 /** What the renderer needs besides the ProxyState; every field has upstream's default. */
 export interface IptablesRenderOptions {
@@ -14,6 +15,15 @@ export interface IptablesRenderOptions {
   readonly masqueradeAll?: boolean;
   /** --cluster-cidr values; the first one of the state's family tells pod traffic apart. */
   readonly clusterCIDRs?: readonly string[];
+  /**
+   * --detect-local-mode (default ClusterCIDR). NodeCIDR reads the state's node podCIDRs;
+   * BridgeInterface and InterfaceNamePrefix need the two options below.
+   */
+  readonly detectLocalMode?: DetectLocalMode;
+  /** --pod-bridge-interface, for detectLocalMode BridgeInterface. */
+  readonly bridgeInterface?: string;
+  /** --pod-interface-name-prefix, for detectLocalMode InterfaceNamePrefix. */
+  readonly interfaceNamePrefix?: string;
   /** Allow NodePorts on 127.0.0.0/8 (IPv4 only; default true). */
   readonly localhostNodePorts?: boolean;
   /** --nodeport-addresses: CIDRs or "primary"; empty means every local address. */
@@ -35,9 +45,9 @@ export interface ResolvedRenderConfig {
   /** `0x00004000`-style text, as upstream formats it with Go's `%#08x`. */
   readonly masqueradeMark: string;
   readonly masqueradeAll: boolean;
-  /** `["-s", cidr]` for pod-sourced traffic, or null when no cluster CIDR is known. */
+  /** Matches pod-sourced traffic (`-s cidr`, `-i bridge`, `-i prefix+`), or null if unknown. */
   readonly ifLocal: readonly string[] | null;
-  /** `["!", "-s", cidr]` for traffic from outside the pod network, or null. */
+  /** Matches traffic from outside the pod network (the negation), or null if unknown. */
   readonly ifNotLocal: readonly string[] | null;
   readonly localhostNodePorts: boolean;
   readonly randomFully: boolean;
@@ -58,34 +68,29 @@ export function masqueradeMarkText(bit: number): string {
   return "0x" + (2 ** bit).toString(16).padStart(8, "0");
 }
 
-function familyOf(c: CIDR): IPFamily {
-  return c.family;
-}
-
-/** Resolves options for one family: picks the cluster CIDR and the NodePort addresses. */
+/** Resolves options for one family: picks the local-traffic matches and NodePort addresses. */
 export function resolveRenderConfig(
   state: ProxyState,
   options: IptablesRenderOptions = {},
 ): ResolvedRenderConfig {
   const family = state.family;
-  const clusterCIDR = (options.clusterCIDRs ?? [])
-    .map((s) => {
-      const c = parseCIDR(s.trim());
-      if (c === null) throw new RangeError(`Invalid cluster CIDR "${s}": expected a CIDR`);
-      return c;
-    })
-    .find((c) => familyOf(c) === family);
-  const cidrText = clusterCIDR ? cidrString(clusterCIDR) : null;
+  const detector = localTrafficDetector({
+    mode: options.detectLocalMode ?? "ClusterCIDR",
+    clusterCIDRs: options.clusterCIDRs ?? [],
+    nodePodCIDRs: state.node.podCIDRs,
+    bridgeInterface: options.bridgeInterface ?? "",
+    interfaceNamePrefix: options.interfaceNamePrefix ?? "",
+  }, family);
 
   // NodePort addresses, as upstream's NodePortAddresses: family filter, zero CIDR = all.
   const nodeIPs = state.node.ips;
   const wanted: CIDR[] = [];
   for (const entry of options.nodePortAddresses ?? []) {
     if (entry === "primary") {
-      for (const ip of nodeIPs) {
-        const c = parseCIDR(ip.includes(":") ? `${ip}/128` : `${ip}/32`);
-        if (c && c.family === family) wanted.push(c);
-      }
+      // Upstream's primary node IP: the first address of this family.
+      const ip = nodeIPs[0];
+      const c = ip === undefined ? null : parseCIDR(ip.includes(":") ? `${ip}/128` : `${ip}/32`);
+      if (c && c.family === family) wanted.push(c);
       continue;
     }
     const c = parseCIDR(entry.trim());
@@ -120,8 +125,8 @@ export function resolveRenderConfig(
     family,
     masqueradeMark: masqueradeMarkText(options.masqueradeBit ?? 14),
     masqueradeAll: options.masqueradeAll ?? false,
-    ifLocal: cidrText === null ? null : ["-s", cidrText],
-    ifNotLocal: cidrText === null ? null : ["!", "-s", cidrText],
+    ifLocal: detector.ifLocal,
+    ifNotLocal: detector.ifNotLocal,
     localhostNodePorts,
     randomFully: options.randomFully ?? true,
     conntrackTCPLiberal: options.conntrackTCPLiberal ?? false,
