@@ -1,0 +1,109 @@
+/**
+ * Throwaway network namespaces for the benchmarks, a command runner that runs inside one, and
+ * the raw `iptables-legacy-restore` baseline. Namespaces are removed when the process exits,
+ * also after a failed bench or Ctrl-C.
+ */
+import { type CommandRunner, denoCommandRunner } from "../lib/exec/mod.ts";
+import {
+  addNamespaces,
+  deleteStaleNamespaces,
+  requireCommands,
+  requireNetnsSupport,
+} from "../scripts/netns/mod.ts";
+
+/** Prefix of every namespace the benchmarks create. */
+export const BENCH_NETNS_PREFIX = "bn";
+
+const created = new Set<string>();
+let exitHooksInstalled = false;
+
+function deleteCreatedSync(): void {
+  for (const name of created) {
+    new Deno.Command("ip", { args: ["netns", "del", name], stdout: "null", stderr: "null" })
+      .outputSync();
+  }
+  created.clear();
+}
+
+function installExitHooks(): void {
+  if (exitHooksInstalled) return;
+  exitHooksInstalled = true;
+  globalThis.addEventListener("unload", deleteCreatedSync);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(signal, () => {
+      deleteCreatedSync();
+      Deno.exit(130);
+    });
+  }
+}
+
+/**
+ * Creates `bn-<suffix>`, after removing leftovers of a crashed run; it is deleted at exit.
+ * Throws when not root or when ip/iptables-legacy are missing, so a bench fails loudly.
+ */
+export async function createBenchNamespace(suffix: string): Promise<string> {
+  await requireNetnsSupport();
+  requireCommands(["iptables-legacy-restore", "iptables-legacy-save"]);
+  installExitHooks();
+  const name = `${BENCH_NETNS_PREFIX}-${suffix}`;
+  if (created.size === 0) await deleteStaleNamespaces(BENCH_NETNS_PREFIX);
+  await addNamespaces([name]);
+  created.add(name);
+  return name;
+}
+
+/** Runs every command inside namespace `ns` through `ip netns exec`. */
+export function netnsRunner(ns: string, runner: CommandRunner = denoCommandRunner): CommandRunner {
+  return ({ cmd, args, stdin }) =>
+    runner({
+      cmd: "ip",
+      args: ["netns", "exec", ns, cmd, ...args],
+      ...(stdin !== undefined ? { stdin } : {}),
+    });
+}
+
+/** A runner that keeps the stdin of the last `*-restore` it ran, to replay it raw. */
+export function payloadRecorder(runner: CommandRunner): {
+  readonly run: CommandRunner;
+  lastRestore(): string;
+} {
+  let last: string | undefined;
+  return {
+    run: (input) => {
+      if (input.cmd.endsWith("-restore")) last = input.stdin;
+      return runner(input);
+    },
+    lastRestore: () => {
+      if (last === undefined) throw new Error("No iptables restore has run yet");
+      return last;
+    },
+  };
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The baseline: pipes `payload` straight into `iptables-legacy-restore --noflush --counters -w`. */
+export async function rawLegacyRestore(ns: string, payload: string): Promise<void> {
+  const args = ["netns", "exec", ns, "iptables-legacy-restore", "--noflush", "--counters", "-w"];
+  const child = new Deno.Command("ip", { args, stdin: "piped", stdout: "null", stderr: "piped" })
+    .spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(encoder.encode(payload));
+  await writer.close();
+  const out = await child.output();
+  if (out.code !== 0) {
+    throw new Error(
+      `Raw restore in "${ns}" exited ${out.code}: ${decoder.decode(out.stderr).trim()}`,
+    );
+  }
+}
+
+/** Number of rules in `chain` of the nat table inside `ns`, to check a sync really landed. */
+export async function natRuleCount(ns: string, chain: string): Promise<number> {
+  const out = await netnsRunner(ns)({ cmd: "iptables-legacy-save", args: ["-t", "nat"] });
+  if (out.code !== 0) {
+    throw new Error(`iptables-legacy-save in "${ns}" exited ${out.code}: ${out.stderr.trim()}`);
+  }
+  return out.stdout.split("\n").filter((l) => l.startsWith(`-A ${chain} `)).length;
+}

@@ -1,0 +1,171 @@
+/**
+ * `deno task bench`: our iptables cost against the raw `iptables-legacy-restore` of the very
+ * same payload, in one run on one machine. Each group's baseline is the raw restore, so
+ * `deno bench` prints how many times slower (or faster) our render and our syncs are.
+ *
+ * - full, N services: render only (pure), and a full sync through the real proxier (saves,
+ *   parse, render, restore) in a throwaway network namespace, vs the raw restore of the payload
+ *   that sync sends;
+ * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
+ *   the raw restore of that partial payload.
+ *
+ * Needs root, iproute2 and iptables-legacy; namespaces `bn-*` are removed at exit.
+ */
+import {
+  createIptablesProxier,
+  type IptablesRenderOptions,
+  renderFullRestore,
+} from "../lib/backends/iptables/mod.ts";
+import type { ProxyBackend } from "../lib/backends/mod.ts";
+import type { ProxyState } from "../lib/proxy/mod.ts";
+import {
+  createBenchNamespace,
+  natRuleCount,
+  netnsRunner,
+  payloadRecorder,
+  rawLegacyRestore,
+} from "./bench_netns.ts";
+import { BENCH_CLUSTER_CIDRS, fullSyncState, oneServiceChangedState } from "./cluster_state.ts";
+
+const RENDER_OPTIONS: IptablesRenderOptions = { clusterCIDRs: BENCH_CLUSTER_CIDRS };
+
+/** Runs `make` once, on first use, so setup happens inside the first (untimed) bench call. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= make());
+}
+
+interface SyncLab {
+  readonly ns: string;
+  readonly proxier: ProxyBackend;
+  /** The payloads the proxier sent, for the raw baseline to replay. */
+  readonly payloads: readonly string[];
+}
+
+function proxierIn(ns: string) {
+  const recorder = payloadRecorder(netnsRunner(ns));
+  const proxier = createIptablesProxier({
+    family: "IPv4",
+    flavour: "legacy",
+    runner: recorder.run,
+    ...RENDER_OPTIONS,
+  });
+  return { proxier, recorder };
+}
+
+async function expectServices(ns: string, n: number): Promise<void> {
+  const rules = await natRuleCount(ns, "KUBE-SERVICES");
+  if (rules !== n + 1) {
+    throw new Error(`Namespace "${ns}" has ${rules} KUBE-SERVICES rules: expected ${n + 1}`);
+  }
+}
+
+/** A namespace holding N services, synced twice so the recorded full payload is steady-state. */
+function fullSyncLab(n: number, state: ProxyState): () => Promise<SyncLab> {
+  return once(async () => {
+    const ns = await createBenchNamespace(`full${n}`);
+    const { proxier, recorder } = proxierIn(ns);
+    await proxier.sync(state);
+    await proxier.sync(state);
+    await expectServices(ns, n);
+    return { ns, proxier, payloads: [recorder.lastRestore()] };
+  });
+}
+
+/** A namespace holding N services plus the two partial payloads that move svc0's endpoint. */
+function partialSyncLab(n: number, states: readonly ProxyState[]): () => Promise<SyncLab> {
+  return once(async () => {
+    const ns = await createBenchNamespace(`part${n}`);
+    const { proxier, recorder } = proxierIn(ns);
+    await proxier.sync(fullSyncState(n));
+    const payloads: string[] = [];
+    for (const s of states) {
+      const report = await proxier.sync(s);
+      if (report.full) throw new Error("Expected a partial sync after the first full one");
+      payloads.push(recorder.lastRestore());
+    }
+    await expectServices(ns, n);
+    return { ns, proxier, payloads };
+  });
+}
+
+function benchFull(n: number, iterations: number): void {
+  const label = n.toLocaleString("en-US");
+  const group = `full sync, ${label} services`;
+  const state = fullSyncState(n);
+  const lab = fullSyncLab(n, state);
+  const common = { group, n: iterations, warmup: 1 };
+
+  Deno.bench({
+    ...common,
+    name: `iptables-legacy-restore, raw (${label} services)`,
+    baseline: true,
+    async fn(b) {
+      const { ns, payloads } = await lab();
+      b.start();
+      await rawLegacyRestore(ns, payloads[0]!);
+      b.end();
+    },
+  });
+  Deno.bench({
+    ...common,
+    name: `render only (${label} services)`,
+    fn(b) {
+      b.start();
+      renderFullRestore(state, RENDER_OPTIONS);
+      b.end();
+    },
+  });
+  Deno.bench({
+    ...common,
+    name: `proxier full sync (${label} services)`,
+    async fn(b) {
+      const { proxier } = await lab();
+      b.start();
+      await proxier.sync(state);
+      b.end();
+    },
+  });
+}
+
+function benchPartial(n: number, iterations: number): void {
+  const label = n.toLocaleString("en-US");
+  const group = `partial sync, 1 of ${label} services`;
+  const states = [
+    oneServiceChangedState(n, "10.99.0.2"),
+    oneServiceChangedState(n, "10.0.0.2"),
+  ];
+  const lab = partialSyncLab(n, states);
+  const common = { group, n: iterations, warmup: 1 };
+  let rawTurn = 0;
+  let syncTurn = 0;
+
+  Deno.bench({
+    ...common,
+    name: `iptables-legacy-restore, raw (1 of ${label} services)`,
+    baseline: true,
+    async fn(b) {
+      const { ns, payloads } = await lab();
+      const payload = payloads[rawTurn++ % payloads.length]!;
+      b.start();
+      await rawLegacyRestore(ns, payload);
+      b.end();
+    },
+  });
+  Deno.bench({
+    ...common,
+    name: `proxier partial sync (1 of ${label} services)`,
+    async fn(b) {
+      const { proxier } = await lab();
+      const s = states[syncTurn++ % states.length]!;
+      b.start();
+      const report = await proxier.sync(s);
+      b.end();
+      if (report.full) throw new Error("Expected a partial sync, the proxier did a full one");
+    },
+  });
+}
+
+benchFull(1_000, 10);
+benchFull(10_000, 5);
+benchPartial(10_000, 10);
