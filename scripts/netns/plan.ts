@@ -11,6 +11,9 @@
  * and fe80::1 (on every host-side veth) for IPv6; its node routes `ip/32 dev vethN`.
  * node2 and the remote pods' traffic to anything else goes via the node; the node's default
  * route is `dev eth0`, so unknown destinations fail instead of looping.
+ * With `podBridge`, the node's own pods hang off one bridge of that name instead (as the CNI
+ * bridge plugin does): their host veths are its ports and their routes point at the bridge.
+ * Pods still route via the node (/32 addresses, onlink gateway), so traffic stays routed.
  */
 import { canonicalIP, parseIPv4, parseIPv6 } from "../../lib/net/mod.ts";
 
@@ -49,6 +52,11 @@ export interface TopologyOptions {
   readonly remotePods?: readonly PodSpec[];
   /** Give every namespace IPv6 addresses and routes too; default true. */
   readonly ipv6?: boolean;
+  /**
+   * Attach the node's pods through a bridge with this interface name (e.g. "cbr0") rather
+   * than point-to-point veths; default none. node2's pods stay point-to-point.
+   */
+  readonly podBridge?: string;
 }
 
 /** A pod as planned: where it lives and how it is wired. */
@@ -62,12 +70,16 @@ export interface PodPlan {
   readonly host: "node" | "node2";
   /** Its veth's name on the host side ("veth0", "veth1", ...). */
   readonly hostIface: string;
+  /** The bridge its host veth is a port of, or null when attached point-to-point. */
+  readonly bridge: string | null;
 }
 
 /** Everything needed to build (and tear down) one topology. */
 export interface TopologyPlan {
   readonly prefix: string;
   readonly ipv6: boolean;
+  /** The node's pod bridge, or null (point-to-point pods). */
+  readonly podBridge: string | null;
   readonly namespaces: Readonly<Record<FixedNamespace, string>>;
   readonly pods: readonly PodPlan[];
   /** `sysctl -w` assignments per namespace, applied before any link exists. */
@@ -81,6 +93,8 @@ export interface TopologyPlan {
 const PREFIX_RE = /^[a-z][a-z0-9]{0,7}$/;
 const POD_NAME_RE = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
 const RESERVED = new Set(["node", "node2", "external", "ext"]);
+/** A bridge name that cannot clash with the planned interfaces (eth0, ext0, vethN). */
+const BRIDGE_RE = /^[a-z][a-z0-9]{0,14}$/;
 
 /** The IPv6 address a pod gets by default: 10.0.1.2 -> fd00:10::1:2. */
 export function defaultPodIP6(ip: string): string {
@@ -97,6 +111,15 @@ function validate(opts: TopologyOptions): void {
   if (!PREFIX_RE.test(opts.prefix)) {
     throw new Error(
       `Invalid topology prefix "${opts.prefix}": expected a lower-case letter and up to 7 letters or digits`,
+    );
+  }
+  const bridge = opts.podBridge;
+  if (
+    bridge !== undefined &&
+    (!BRIDGE_RE.test(bridge) || ["eth0", "ext0", "lo"].includes(bridge) || /^veth\d/.test(bridge))
+  ) {
+    throw new Error(
+      `Invalid pod bridge "${bridge}": expected up to 15 lower-case letters or digits, not eth0, ext0, lo or vethN`,
     );
   }
   const names = new Set<string>();
@@ -143,6 +166,7 @@ export function planTopology(opts: TopologyOptions): TopologyPlan {
         ns: ns(p.name),
         host,
         hostIface: `veth${counters[host]++}`,
+        bridge: host === "node" ? opts.podBridge ?? null : null,
       });
     }
   };
@@ -209,16 +233,29 @@ export function planTopology(opts: TopologyOptions): TopologyPlan {
       : []),
   );
 
+  const podBridge = opts.podBridge ?? null;
+  if (podBridge !== null) {
+    links.get(namespaces.node)!.push(`link add ${podBridge} type bridge`);
+    cfg(namespaces.node).push(
+      `link set ${podBridge} up`,
+      ...(ipv6 ? [`addr add ${TOPOLOGY_IPS.gateway6}/64 dev ${podBridge} nodad`] : []),
+    );
+  }
   for (const pod of pods) {
     const host = namespaces[pod.host];
     links.get(host)!.push(`link add ${pod.hostIface} type veth peer name eth0 netns ${pod.ns}`);
+    // Routes and the IPv6 gateway live on the bridge when there is one, else on the veth.
+    const dev = pod.bridge ?? pod.hostIface;
     cfg(host).push(
+      ...(pod.bridge !== null ? [`link set ${pod.hostIface} master ${pod.bridge}`] : []),
       `link set ${pod.hostIface} up`,
-      `route add ${pod.ip}/32 dev ${pod.hostIface} src ${hostIP[pod.host]}`,
+      `route add ${pod.ip}/32 dev ${dev} src ${hostIP[pod.host]}`,
       ...(pod.ip6 !== null
         ? [
-          `addr add ${TOPOLOGY_IPS.gateway6}/64 dev ${pod.hostIface} nodad`,
-          `route add ${pod.ip6}/128 dev ${pod.hostIface} src ${hostIP6[pod.host]}`,
+          ...(pod.bridge === null
+            ? [`addr add ${TOPOLOGY_IPS.gateway6}/64 dev ${pod.hostIface} nodad`]
+            : []),
+          `route add ${pod.ip6}/128 dev ${dev} src ${hostIP6[pod.host]}`,
         ]
         : []),
     );
@@ -242,5 +279,5 @@ export function planTopology(opts: TopologyOptions): TopologyPlan {
         : []),
     );
   }
-  return { prefix: opts.prefix, ipv6, namespaces, pods, sysctls, links, config };
+  return { prefix: opts.prefix, ipv6, podBridge, namespaces, pods, sysctls, links, config };
 }
