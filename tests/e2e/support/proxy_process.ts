@@ -14,10 +14,13 @@ export const REPO_ROOT = new URL("../../../", import.meta.url).pathname;
 /** Parent of every manifest folder the tests write; readable under the proxy permission set. */
 export const MANIFEST_ROOT = "/tmp/deno-kube-proxy";
 
-/** Fails loudly unless this machine can run the real-kernel tests. */
-export async function requireRealKernel(): Promise<void> {
+/** Fails loudly unless this machine can run the real-kernel tests (with this iptables flavour). */
+export async function requireRealKernel(flavour: NodeIptablesFlavour = "legacy"): Promise<void> {
   await requireNetnsSupport();
   requireCommands(["ip", "iptables-legacy", "iptables-legacy-save", "iptables-legacy-restore"]);
+  if (flavour === "nft") {
+    requireCommands(["iptables-nft", "iptables-nft-save", "iptables-nft-restore", "nft"]);
+  }
 }
 
 /** A manifest folder for one test, written atomically (tmp file + rename). */
@@ -46,13 +49,40 @@ export class ManifestDir {
   }
 }
 
+/** Which iptables the node is marked as using, the way kubelet marks it. */
+export type NodeIptablesFlavour = "legacy" | "nft";
+
+/** Options of startProxy. */
+export interface StartProxyOptions {
+  /** Create kubelet's KUBE-IPTABLES-HINT chain with this flavour's iptables; default legacy. */
+  readonly flavour?: NodeIptablesFlavour;
+}
+
+const DEFAULT_ARGS: readonly string[] = [
+  "--hostname-override=node1",
+  "--cluster-cidr=10.0.0.0/8",
+  "--iptables-min-sync-period=1s",
+  "--healthz-bind-address=127.0.0.1:10256",
+  "--metrics-bind-address=127.0.0.1:10249",
+  "-v=2",
+];
+
+/** The default flags the caller does not set itself (list flags would otherwise add up), then `args`. */
+function withDefaults(args: readonly string[]): string[] {
+  const given = new Set(args.map((a) => a.split("=")[0]));
+  return [...DEFAULT_ARGS.filter((a) => !given.has(a.split("=")[0])), ...args];
+}
+
 /** Runs main.ts with `args` in the namespace and waits for its first applied sync. */
 export async function startProxy(
   topo: Topology,
   args: readonly string[],
+  options: StartProxyOptions = {},
 ): Promise<SpawnedProcess> {
-  // Like kubelet, mark the node as an iptables-legacy node (iptables-nft is ~14x slower here).
-  const hint = await topo.exec("node", "iptables-legacy", [
+  // Like kubelet, mark the node's iptables flavour (legacy by default: iptables-nft is ~14x
+  // slower here), so the program's detection has something to find.
+  const flavour = options.flavour ?? "legacy";
+  const hint = await topo.exec("node", `iptables-${flavour}`, [
     "-t",
     "mangle",
     "-N",
@@ -64,13 +94,7 @@ export async function startProxy(
     "-P=proxy",
     "--quiet",
     `${REPO_ROOT}main.ts`,
-    "--hostname-override=node1",
-    "--cluster-cidr=10.0.0.0/8",
-    "--iptables-min-sync-period=1s",
-    "--healthz-bind-address=127.0.0.1:10256",
-    "--metrics-bind-address=127.0.0.1:10249",
-    "-v=2",
-    ...args,
+    ...withDefaults(args),
   ], { cwd: REPO_ROOT, label: "proxy" });
   await proc.waitForOutput(/SyncProxyRules complete/, 30_000);
   return proc;

@@ -9,7 +9,12 @@ import {
   type Topology,
   type TopologyOptions,
 } from "../../../scripts/netns/mod.ts";
-import { ManifestDir, requireRealKernel, startProxy } from "./proxy_process.ts";
+import {
+  ManifestDir,
+  type NodeIptablesFlavour,
+  requireRealKernel,
+  startProxy,
+} from "./proxy_process.ts";
 
 /** What a scenario is made of. */
 export interface ProxyScenario extends TopologyOptions {
@@ -19,6 +24,8 @@ export interface ProxyScenario extends TopologyOptions {
   readonly args?: readonly string[];
   /** Echo server ports for every pod; false for none. */
   readonly echo?: EchoPorts | false;
+  /** Which iptables the node is marked as using (see startProxy); default legacy. */
+  readonly flavour?: NodeIptablesFlavour;
 }
 
 /** What the body works with. */
@@ -33,14 +40,14 @@ export async function withProxy(
   scenario: ProxyScenario,
   body: (ctx: ProxyContext) => Promise<void>,
 ): Promise<void> {
-  await requireRealKernel();
-  const { state, args = [], echo = {}, ...topology } = scenario;
+  await requireRealKernel(scenario.flavour);
+  const { state, args = [], echo = {}, flavour = "legacy", ...topology } = scenario;
   const topo = await createTopology(topology);
   const dir = await ManifestDir.create(scenario.prefix);
   try {
     await dir.write("cluster.json", state);
     if (echo !== false) await topo.startEchoServers(echo);
-    const proxy = await startProxy(topo, [`--manifests=${dir.path}`, ...args]);
+    const proxy = await startProxy(topo, [`--manifests=${dir.path}`, ...args], { flavour });
     await body({ topo, dir, proxy });
   } catch (err) {
     console.error(topo.logs());
