@@ -5,6 +5,7 @@ import {
   ipCommandAddressLister,
   type IptablesFlavour,
   type IptablesRenderOptions,
+  localTrafficDetector,
 } from "../backends/iptables/mod.ts";
 import type { BackendMetrics } from "../backends/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
@@ -18,13 +19,20 @@ export function iptablesRenderOptions(
   config: ProxyConfig,
   family: IPFamily,
 ): IptablesRenderOptions {
+  const detectLocal = {
+    mode: config.detectLocalMode,
+    bridgeInterface: config.detectLocal.bridgeInterface.trim(),
+    interfaceNamePrefix: config.detectLocal.interfaceNamePrefix.trim(),
+  };
+  // Fail at startup, not at every sync, on an interface name that cannot go into a rule.
+  localTrafficDetector(detectLocal, family);
   return {
     masqueradeBit: config.masqueradeBit,
     masqueradeAll: config.masqueradeAll,
     clusterCIDRs: config.clusterCIDRs.filter((c) => parseCIDR(c)?.family === family),
-    detectLocalMode: config.detectLocalMode,
-    bridgeInterface: config.detectLocal.bridgeInterface.trim(),
-    interfaceNamePrefix: config.detectLocal.interfaceNamePrefix.trim(),
+    detectLocalMode: detectLocal.mode,
+    bridgeInterface: detectLocal.bridgeInterface,
+    interfaceNamePrefix: detectLocal.interfaceNamePrefix,
     localhostNodePorts: config.iptables.localhostNodePorts,
     nodePortAddresses: config.nodePortAddresses.filter((a) =>
       a === "primary" || parseCIDR(a)?.family === family
