@@ -3,7 +3,7 @@
 # Idempotent and fast: apt-get runs only when a package is missing.
 set -euo pipefail
 
-PACKAGES=(iptables ipset conntrack nftables iproute2 ipvsadm socat curl kmod procps)
+PACKAGES=(iptables ipset conntrack nftables iproute2 ipvsadm socat curl kmod procps openssl)
 
 if [[ "$(id -u)" != "0" ]]; then
   echo "install_test_deps: must run as root (uid is $(id -u)): the real-kernel tests need it too" >&2

@@ -15,3 +15,4 @@ export {
 export { type KubeObject, ObjectStore, type StoreEvent, type WriteOptions } from "./store.ts";
 export { failureStatus, type Status, StatusError } from "./status.ts";
 export * from "./kubeconfig.ts";
+export * from "./netns_bridge.ts";
