@@ -6,10 +6,10 @@ import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { createProxyMetrics } from "../metrics/mod.ts";
 import { createHealthHandler, createMetricsHandler, serveOn } from "../server/mod.ts";
-import { createManifestSource } from "../source/mod.ts";
 import { CommandFailure } from "./commands.ts";
 import { createIptablesBackends, usableFamilies } from "./iptables_backends.ts";
 import { createProxyApp } from "./proxy_app.ts";
+import { createStateSource } from "./state_source.ts";
 import { enableRouteLocalnet } from "./sysctl.ts";
 
 /** Runs the proxy until `signal` aborts. */
@@ -19,18 +19,13 @@ export async function runCommand(
   logger: Logger,
   signal: AbortSignal,
 ): Promise<void> {
-  if (config.manifests === "") {
-    throw new CommandFailure(
-      "No cluster state source: pass --manifests PATH (the API-server watch is not available yet)",
-      1,
-    );
-  }
   if (config.mode !== "iptables") {
     throw new CommandFailure(
       `Invalid --proxy-mode "${config.mode}": only "iptables" is available yet`,
       1,
     );
   }
+  const createSource = createStateSource(config, logger);
   const probe = await runner({ cmd: "iptables-legacy-save", args: ["-t", "nat"] });
   const probeNft = await runner({ cmd: "iptables-nft-save", args: ["-t", "nat"] });
   if (probe.code !== 0 && probeNft.code !== 0) {
@@ -51,13 +46,7 @@ export async function runCommand(
   const app = createProxyApp({
     nodeName: config.hostnameOverride,
     fallbackNodeIPs: config.nodeIPs,
-    createSource: (sink) =>
-      createManifestSource({
-        path: config.manifests,
-        nodeName: config.hostnameOverride,
-        sink,
-        logger,
-      }),
+    createSource,
     backends: createIptablesBackends({ config, flavour, families, runner, logger, metrics }),
     minSyncPeriodMs: config.minSyncPeriodMs,
     syncPeriodMs: config.syncPeriodMs,

@@ -1,0 +1,75 @@
+/**
+ * Picks the source of cluster state from the configuration: `--manifests PATH` reads files;
+ * otherwise the API server given by `--kubeconfig` / `--master` / the in-cluster service account
+ * is listed and watched.
+ */
+import type { ProxyConfig } from "../config/mod.ts";
+import {
+  createApiSource,
+  createKubeTransport,
+  createTokenBucket,
+  type KubeConfigChoice,
+  loadKubeConfig,
+} from "../k8s/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { createManifestSource, type ObjectSink, type ObjectSource } from "../source/mod.ts";
+import { CommandFailure } from "./commands.ts";
+
+/** Builds a source for the sink the app hands over. */
+export type SourceFactory = (sink: ObjectSink) => ObjectSource;
+
+/** Seams of createStateSource (tests point the in-cluster files and env elsewhere). */
+export interface StateSourceOptions {
+  readonly serviceAccountPrefix?: KubeConfigChoice["serviceAccountPrefix"];
+  readonly env?: KubeConfigChoice["env"];
+}
+
+/**
+ * Returns the factory of the configured source. Loads the kubeconfig now, so a missing or
+ * broken file fails at start with exit code 1 (as upstream does); an API server that is down
+ * or rejects the credentials is not an error here: the watch logs it and keeps retrying.
+ */
+export function createStateSource(
+  config: ProxyConfig,
+  logger: Logger,
+  options: StateSourceOptions = {},
+): SourceFactory {
+  if (config.manifests !== "") {
+    return (sink) =>
+      createManifestSource({
+        path: config.manifests,
+        nodeName: config.hostnameOverride,
+        sink,
+        logger,
+      });
+  }
+  const connection = config.clientConnection;
+  let loaded;
+  try {
+    loaded = loadKubeConfig({
+      kubeconfig: connection.kubeconfig,
+      master: config.master,
+      ...(options.serviceAccountPrefix !== undefined
+        ? { serviceAccountPrefix: options.serviceAccountPrefix }
+        : {}),
+      ...(options.env ? { env: options.env } : {}),
+    });
+  } catch (err) {
+    throw new CommandFailure(err instanceof Error ? err.message : String(err), 1);
+  }
+  if (connection.contentType !== "" && !connection.contentType.includes("json")) {
+    logger.info("Content type is not supported; using JSON", {
+      contentType: connection.contentType,
+    });
+  }
+  logger.info("Using the API server", {
+    server: loaded.server,
+    from: loaded.origin,
+    qps: connection.qps,
+    burst: connection.burst,
+  });
+  const transport = createKubeTransport(loaded.kubeConfig, {
+    limiter: createTokenBucket({ qps: connection.qps, burst: connection.burst }),
+  });
+  return (sink) => createApiSource({ transport, nodeName: config.hostnameOverride, sink, logger });
+}

@@ -1,0 +1,92 @@
+/**
+ * The API-server source of cluster state: one list+watch loop each for Services,
+ * EndpointSlices (upstream's label selector) and this node's Node, all feeding the same sink,
+ * plus the best-effort Starting event.
+ */
+import type { Logger } from "../log/mod.ts";
+import { silentLogger } from "../log/mod.ts";
+import type { ObjectEvent, ObjectKind, ObjectSink, ObjectSource } from "../source/mod.ts";
+import type { Clock } from "../sync/mod.ts";
+import type { BackoffOptions } from "./backoff.ts";
+import { createReflector, type Reflector, type ReflectorStats } from "./reflector.ts";
+import { proxyResources } from "./resources.ts";
+import { postStartingEvent } from "./start_event.ts";
+import type { ApiTransport } from "./transport.ts";
+
+/** Options of createApiSource; only transport, nodeName and sink are required. */
+export interface ApiSourceOptions {
+  readonly transport: ApiTransport;
+  /** This node: its Node is watched by name and named in the Starting event. */
+  readonly nodeName: string;
+  readonly sink: ObjectSink;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  readonly backoff?: BackoffOptions;
+  readonly pageSize?: number;
+  readonly idleTimeoutMs?: number;
+  readonly minWatchTimeoutSeconds?: number;
+  /** Post the "Starting kube-proxy" Event at start. Default true. */
+  readonly postStartingEvent?: boolean;
+}
+
+/** The API source; stats() exposes each loop's counters. */
+export interface ApiSource extends ObjectSource {
+  /** Counters per kind. */
+  stats(): Record<ObjectKind, ReflectorStats>;
+}
+
+/**
+ * Creates the source. start(signal) runs the three loops until `signal` aborts and resolves
+ * once they have all stopped; it never rejects: errors are logged and retried.
+ */
+export function createApiSource(options: ApiSourceOptions): ApiSource {
+  const logger = options.logger ?? silentLogger;
+  const reflectors = new Map<ObjectKind, Reflector>();
+  for (const resource of proxyResources(options.nodeName)) {
+    const kind = resource.kind;
+    reflectors.set(
+      kind,
+      createReflector({
+        resource,
+        transport: options.transport,
+        onChange: (type, object) => options.sink.onEvent({ kind, type, object } as ObjectEvent),
+        onSynced: () => {
+          logger.info("Initial list complete", { kind });
+          options.sink.onSynced(kind);
+        },
+        logger,
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.random ? { random: options.random } : {}),
+        ...(options.backoff ? { backoff: options.backoff } : {}),
+        ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+        ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+        ...(options.minWatchTimeoutSeconds !== undefined
+          ? { minWatchTimeoutSeconds: options.minWatchTimeoutSeconds }
+          : {}),
+      }),
+    );
+  }
+  return {
+    async start(signal: AbortSignal): Promise<void> {
+      logger.info("Watching the API server", { server: options.transport.server });
+      const loops = [...reflectors.values()].map((r) => r.start(signal));
+      if (options.postStartingEvent ?? true) {
+        loops.push(
+          postStartingEvent({
+            transport: options.transport,
+            nodeName: options.nodeName,
+            logger,
+            signal,
+          }).then(() => {}),
+        );
+      }
+      await Promise.all(loops);
+    },
+    stats() {
+      const out = {} as Record<ObjectKind, ReflectorStats>;
+      for (const [kind, r] of reflectors) out[kind] = r.stats();
+      return out;
+    },
+  };
+}

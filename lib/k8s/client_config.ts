@@ -1,0 +1,169 @@
+/**
+ * Which API server to talk to and how to authenticate, exactly as kube-proxy decides it:
+ * `--kubeconfig` (clientConnection.kubeconfig) with `--master` overriding its server, `--master`
+ * alone, or the in-cluster service account when neither is given. Loading, auth (token, token
+ * file, client certificate, exec plugins) and TLS are @kubernetes/client-node's KubeConfig.
+ */
+import { existsSync } from "node:fs";
+import { type Cluster, KubeConfig } from "@kubernetes/client-node";
+
+/** Where client-node (and the kubelet) put the service-account token and CA in a pod. */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** What the command line and config file say about the connection. */
+export interface KubeConfigChoice {
+  /** `--kubeconfig` / clientConnection.kubeconfig; "" when unset. */
+  readonly kubeconfig: string;
+  /** `--master`; "" when unset. */
+  readonly master: string;
+  /**
+   * Prefix put before SERVICE_ACCOUNT_DIR for the in-cluster files (client-node's own
+   * `loadFromCluster(pathPrefix)`); "" in production, a temp dir in tests.
+   */
+  readonly serviceAccountPrefix?: string;
+  /** Reads an environment variable; defaults to Deno.env.get. */
+  readonly env?: (name: string) => string | undefined;
+}
+
+/** A loaded client configuration. */
+export interface LoadedKubeConfig {
+  readonly kubeConfig: KubeConfig;
+  /** The API server URL requests go to. */
+  readonly server: string;
+  /** Where the configuration came from, for the log. */
+  readonly origin: "kubeconfig" | "master" | "in-cluster";
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Checks a `--master` value; returns it without a trailing slash. */
+export function parseMasterUrl(master: string): string {
+  let url: URL;
+  try {
+    url = new URL(master);
+  } catch {
+    throw new Error(`Invalid --master "${master}": expected a URL such as "https://10.0.0.1:6443"`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new Error(`Invalid --master "${master}": expected an http or https URL`);
+  }
+  return master.replace(/\/+$/, "");
+}
+
+/** The cluster with `server` replaced; plain http needs client-node's skipTLSVerify flag. */
+function withServer(cluster: Cluster, server: string): Cluster {
+  return {
+    ...cluster,
+    server,
+    skipTLSVerify: server.startsWith("http:") ? true : cluster.skipTLSVerify,
+  };
+}
+
+function loadFile(path: string, master: string): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromFile(path);
+  } catch (err) {
+    throw new Error(`Cannot load --kubeconfig "${path}": ${errorMessage(err)}`);
+  }
+  const context = kc.getContextObject(kc.getCurrentContext());
+  if (!context) {
+    throw new Error(
+      `Invalid --kubeconfig "${path}": current-context "${kc.getCurrentContext() ?? ""}" ` +
+        "is not defined: expected a context naming a cluster and a user",
+    );
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) {
+    throw new Error(
+      `Invalid --kubeconfig "${path}": context "${context.name}" names cluster ` +
+        `"${context.cluster}", which is not defined`,
+    );
+  }
+  if (master === "") return kc;
+  const server = parseMasterUrl(master);
+  kc.loadFromOptions({
+    clusters: kc.getClusters().map((c) => c.name === cluster.name ? withServer(c, server) : c),
+    contexts: kc.getContexts(),
+    users: kc.getUsers(),
+    currentContext: kc.getCurrentContext(),
+  });
+  return kc;
+}
+
+function loadMasterOnly(master: string): KubeConfig {
+  const server = parseMasterUrl(master);
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(withServer({ name: "master", server, skipTLSVerify: false }, server), {
+    name: "anonymous",
+  });
+  return kc;
+}
+
+function loadInCluster(choice: KubeConfigChoice): KubeConfig {
+  const env = choice.env ?? ((name: string) => Deno.env.get(name));
+  const host = env("KUBERNETES_SERVICE_HOST") ?? "";
+  const port = env("KUBERNETES_SERVICE_PORT") ?? "";
+  if (host === "" || port === "") {
+    throw new Error(
+      "No API server configured: pass --kubeconfig FILE or --master URL, run in a pod " +
+        "(KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set), or use --manifests PATH",
+    );
+  }
+  const prefix = choice.serviceAccountPrefix ?? "";
+  const token = `${prefix}${SERVICE_ACCOUNT_DIR}/token`;
+  if (!existsSync(token)) {
+    throw new Error(
+      `Cannot use the in-cluster configuration: service-account token "${token}" does not exist`,
+    );
+  }
+  const kc = new KubeConfig();
+  // client-node reads the host and port from process.env; pass ours through so the seam holds.
+  kc.loadFromCluster(prefix);
+  const cluster = kc.getCurrentCluster();
+  const bracketed = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  const scheme = cluster?.server.startsWith("http:") ? "http" : "https";
+  const server = `${scheme}://${bracketed}:${port}`;
+  if (cluster && cluster.server !== server) {
+    kc.loadFromOptions({
+      clusters: [{ ...cluster, server }],
+      contexts: kc.getContexts(),
+      users: kc.getUsers(),
+      currentContext: kc.getCurrentContext(),
+    });
+  }
+  return kc;
+}
+
+/**
+ * Builds the KubeConfig the way upstream kube-proxy does: a kubeconfig file (its server
+ * replaced by `--master` when given), else `--master` alone (no credentials), else the pod's
+ * service account. Throws an Error naming the flag or file when that cannot work.
+ */
+export function loadKubeConfig(choice: KubeConfigChoice): LoadedKubeConfig {
+  let kubeConfig: KubeConfig;
+  let origin: LoadedKubeConfig["origin"];
+  if (choice.kubeconfig !== "") {
+    kubeConfig = loadFile(choice.kubeconfig, choice.master);
+    origin = "kubeconfig";
+  } else if (choice.master !== "") {
+    kubeConfig = loadMasterOnly(choice.master);
+    origin = "master";
+  } else {
+    kubeConfig = loadInCluster(choice);
+    origin = "in-cluster";
+  }
+  const server = kubeConfig.getCurrentCluster()?.server ?? "";
+  return { kubeConfig, server, origin };
+}
+
+/** The host (and port) of an API server URL, as a `--allow-net` entry needs it. */
+export function serverHost(server: string): string {
+  try {
+    return new URL(server).host;
+  } catch {
+    return server;
+  }
+}

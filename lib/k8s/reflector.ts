@@ -1,0 +1,343 @@
+/**
+ * The list+watch loop for one kind (client-go's Reflector, thinly): list in pages, then watch
+ * from the list's resourceVersion with bookmarks and a randomised server-side timeout; resume
+ * every new watch from the last resourceVersion seen; relist on 410 and diff against the cache;
+ * back off with jitter on errors (Retry-After first); notice a silent connection with an idle
+ * timeout; count and skip past a malformed line by rewatching. Never throws; stops on abort.
+ */
+import type { Logger } from "../log/mod.ts";
+import { silentLogger } from "../log/mod.ts";
+import type { EventType } from "../source/mod.ts";
+import { type Clock, systemClock } from "../sync/mod.ts";
+import {
+  ApiStatusError,
+  needsRelist,
+  parseRetryAfter,
+  parseStatus,
+  statusError,
+} from "./api_errors.ts";
+import { Backoff, type BackoffOptions } from "./backoff.ts";
+import { diffRelist, objectKey, sameObject } from "./relist_diff.ts";
+import { listQuery, type ResourceSpec, watchQuery, watchTimeoutSeconds } from "./resources.ts";
+import { sleep } from "./sleep.ts";
+import type { ApiResponse, ApiTransport } from "./transport.ts";
+import { decodeWatchLine, type KubeObject, LineSplitter } from "./watch_lines.ts";
+
+/** Counters of one reflector, for logs, tests and the soak script. */
+export interface ReflectorStats {
+  /** Complete lists (the first one included). */
+  lists: number;
+  /** Watch requests the server accepted. */
+  watches: number;
+  /** Changes handed to onChange. */
+  changes: number;
+  /** Watch lines that could not be decoded. */
+  malformedLines: number;
+  /** Watches abandoned because nothing arrived within the idle timeout. */
+  idleTimeouts: number;
+  /** Relists forced by 410 Gone or a too-large resourceVersion. */
+  expired: number;
+  /** Failed requests and ERROR events (410 excluded). */
+  errors: number;
+}
+
+/** Options of createReflector. */
+export interface ReflectorOptions {
+  readonly resource: ResourceSpec;
+  readonly transport: ApiTransport;
+  /** Receives each real change of the collection. */
+  readonly onChange: (type: EventType, object: KubeObject) => void;
+  /** Called once, after the first complete list has been delivered. */
+  readonly onSynced: () => void;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  /** [0, 1) source for the watch timeout; the backoff has its own in `backoff.random`. */
+  readonly random?: () => number;
+  readonly backoff?: BackoffOptions;
+  /** Objects per list page (limit/continue). Default 500. */
+  readonly pageSize?: number;
+  /** A watch that receives no byte (bookmarks included) for this long is dropped. Default 150 s. */
+  readonly idleTimeoutMs?: number;
+  /** Server-side watch timeout is this to twice this, at random. Default 300 s. */
+  readonly minWatchTimeoutSeconds?: number;
+}
+
+/** A running (or startable) list+watch loop. */
+export interface Reflector {
+  /** Runs until `signal` aborts; resolves once no request or timer is left. */
+  start(signal: AbortSignal): Promise<void>;
+  /** The counters so far. */
+  stats(): Readonly<ReflectorStats>;
+  /** The resourceVersion the next watch would start from ("" before the first list). */
+  resourceVersion(): string;
+  /** The objects as last seen, by "namespace/name". */
+  cached(): ReadonlyMap<string, KubeObject>;
+}
+
+/** How a watch that opened came to an end. */
+type WatchEnd = "ended" | "idle" | "malformed";
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Creates the loop; nothing happens until start(). */
+export function createReflector(options: ReflectorOptions): Reflector {
+  const { resource, transport } = options;
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const pageSize = options.pageSize ?? 500;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 150_000;
+  const minWatchTimeout = options.minWatchTimeoutSeconds ?? 300;
+  const backoff = new Backoff(options.backoff);
+  const label = `${resource.kind}s`;
+  const stats: ReflectorStats = {
+    lists: 0,
+    watches: 0,
+    changes: 0,
+    malformedLines: 0,
+    idleTimeouts: 0,
+    expired: 0,
+    errors: 0,
+  };
+  let cache = new Map<string, KubeObject>();
+  let lastRV = "";
+  let synced = false;
+
+  function emit(type: EventType, object: KubeObject): void {
+    stats.changes++;
+    try {
+      options.onChange(type, object);
+    } catch (err) {
+      logger.error("Event handler failed", { kind: resource.kind, reason: errorMessage(err) });
+    }
+  }
+
+  /** Turns a non-2xx response into the matching error. */
+  async function failure(response: ApiResponse, context: string): Promise<ApiStatusError> {
+    const text = await response.text().catch(() => "");
+    const retryAfter = parseRetryAfter(response.headers["retry-after"], clock.now());
+    return statusError(context, response.status, parseStatus(text), retryAfter);
+  }
+
+  async function list(signal: AbortSignal): Promise<void> {
+    const items: KubeObject[] = [];
+    let continueToken = "";
+    let resourceVersion = "";
+    do {
+      const response = await transport.request({
+        method: "GET",
+        path: resource.path,
+        query: listQuery(resource, pageSize, continueToken),
+        signal,
+      });
+      try {
+        if (response.status !== 200) throw await failure(response, `Cannot list ${label}`);
+        const body = JSON.parse(await response.text()) as {
+          items?: unknown;
+          metadata?: { resourceVersion?: unknown; continue?: unknown };
+        };
+        if (!Array.isArray(body?.items)) {
+          throw new Error(`Cannot list ${label}: the answer has no "items" array`);
+        }
+        for (const item of body.items as KubeObject[]) {
+          if (typeof item?.metadata?.name === "string" && item.metadata.name !== "") {
+            items.push(item);
+          } else logger.warn("Skipping a listed object without a name", { kind: resource.kind });
+        }
+        const meta = body.metadata ?? {};
+        continueToken = typeof meta.continue === "string" ? meta.continue : "";
+        resourceVersion = typeof meta.resourceVersion === "string" ? meta.resourceVersion : "";
+      } finally {
+        await response.close();
+      }
+    } while (continueToken !== "" && !signal.aborted);
+    if (signal.aborted) return;
+    const { changes, next } = diffRelist(cache, items);
+    cache = next;
+    lastRV = resourceVersion;
+    stats.lists++;
+    for (const change of changes) emit(change.type, change.object);
+    logger.debug(2, "Listed objects", {
+      kind: resource.kind,
+      objects: cache.size,
+      changes: changes.length,
+      resourceVersion,
+    });
+    if (!synced) {
+      synced = true;
+      options.onSynced();
+    }
+  }
+
+  /** Applies one object event to the cache; emits it when it changes something. */
+  function apply(type: "ADDED" | "MODIFIED" | "DELETED", object: KubeObject): void {
+    const key = objectKey(object);
+    const old = cache.get(key);
+    if (type === "DELETED") {
+      if (old === undefined) return;
+      cache.delete(key);
+      emit("DELETED", object);
+      return;
+    }
+    cache.set(key, object);
+    if (old === undefined) emit("ADDED", object);
+    else if (!sameObject(old, object)) emit("MODIFIED", object);
+  }
+
+  /** One watch from lastRV; returns how it ended, or throws for HTTP errors and ERROR events. */
+  async function watch(signal: AbortSignal): Promise<{ end: WatchEnd; delivered: number }> {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    let idle = false;
+    let timer: number | undefined;
+    const arm = () => {
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = clock.setTimeout(() => {
+        idle = true;
+        controller.abort();
+      }, idleTimeoutMs);
+    };
+    let response: ApiResponse | undefined;
+    let delivered = 0;
+    try {
+      arm(); // also bounds how long the server may take to answer
+      response = await transport.request({
+        method: "GET",
+        path: resource.path,
+        query: watchQuery(resource, lastRV, watchTimeoutSeconds(minWatchTimeout, random)),
+        signal: controller.signal,
+      });
+      if (response.status !== 200) throw await failure(response, `Cannot watch ${label}`);
+      stats.watches++;
+      if (!response.body) return { end: "ended", delivered };
+      arm();
+      const reader = response.body.getReader();
+      const splitter = new LineSplitter();
+      try {
+        while (true) {
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await reader.read();
+          } catch (err) {
+            if (idle) return { end: "idle", delivered };
+            if (signal.aborted) return { end: "ended", delivered };
+            logger.debug(2, "Watch stream broke", {
+              kind: resource.kind,
+              reason: errorMessage(err),
+            });
+            return { end: "ended", delivered };
+          }
+          if (chunk.done) break;
+          arm();
+          for (const line of splitter.push(chunk.value)) {
+            const decoded = decodeWatchLine(line);
+            if (!decoded.ok) {
+              stats.malformedLines++;
+              logger.error("Malformed watch event; watching again from the last resourceVersion", {
+                kind: resource.kind,
+                reason: decoded.reason,
+                line: line.length > 200 ? `${line.slice(0, 200)}...` : line,
+                resourceVersion: lastRV,
+              });
+              return { end: "malformed", delivered };
+            }
+            const event = decoded.event;
+            if (event.type === "ERROR") {
+              throw statusError(`Watch of ${label} failed`, 0, event.object);
+            }
+            delivered++;
+            if (event.type !== "BOOKMARK") apply(event.type, event.object);
+            const rv = event.object.metadata?.resourceVersion;
+            if (typeof rv === "string" && rv !== "") lastRV = rv;
+          }
+        }
+        for (const rest of splitter.flush()) {
+          logger.debug(2, "Watch stream ended mid-line", {
+            kind: resource.kind,
+            bytes: rest.length,
+          });
+        }
+        return { end: "ended", delivered };
+      } finally {
+        reader.releaseLock();
+      }
+    } catch (err) {
+      if (idle) return { end: "idle", delivered };
+      throw err;
+    } finally {
+      if (timer !== undefined) clock.clearTimeout(timer);
+      signal.removeEventListener("abort", stop);
+      controller.abort();
+      await response?.close();
+    }
+  }
+
+  async function run(signal: AbortSignal): Promise<void> {
+    let needList = true;
+    while (!signal.aborted) {
+      let delay = 0;
+      const listing = needList;
+      try {
+        if (needList) {
+          await list(signal);
+          needList = false;
+          backoff.reset();
+          continue;
+        }
+        const { end, delivered } = await watch(signal);
+        if (delivered > 0) backoff.reset();
+        if (end === "idle") {
+          stats.idleTimeouts++;
+          logger.info("Watch received nothing within the idle timeout; watching again", {
+            kind: resource.kind,
+            idleTimeoutMs,
+            resourceVersion: lastRV,
+          });
+        } else if (end === "malformed" || delivered === 0) delay = backoff.next();
+      } catch (err) {
+        if (signal.aborted) break;
+        if (needsRelist(err)) {
+          stats.expired++;
+          needList = true;
+          logger.info("Resource version expired; listing again", {
+            kind: resource.kind,
+            resourceVersion: lastRV,
+            reason: errorMessage(err),
+          });
+          if (listing) delay = backoff.next();
+        } else {
+          stats.errors++;
+          const retryAfter = err instanceof ApiStatusError ? err.retryAfterMs : undefined;
+          delay = retryAfter ?? backoff.next();
+          if (retryAfter !== undefined) backoff.next(); // keep growing if it happens again
+          logger.error(
+            listing ? `Cannot list ${label}; retrying` : `Watch of ${label} failed; retrying`,
+            {
+              server: transport.server,
+              reason: errorMessage(err),
+              retryInMs: delay,
+            },
+          );
+        }
+      }
+      if (delay > 0) await sleep(clock, delay, signal);
+    }
+  }
+
+  let started = false;
+  return {
+    start(signal: AbortSignal): Promise<void> {
+      if (started) {
+        return Promise.reject(new Error(`The ${resource.kind} reflector was already started`));
+      }
+      started = true;
+      return run(signal);
+    },
+    stats: () => ({ ...stats }),
+    resourceVersion: () => lastRV,
+    cached: () => cache,
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * What kube-proxy lists and watches: Services and EndpointSlices with upstream's label selector,
+ * and its own Node by name. Query builders for list and watch requests live here too.
+ */
+import { HEADLESS_LABEL, type ObjectKind, SERVICE_PROXY_NAME_LABEL } from "../source/mod.ts";
+
+/** One watched collection. */
+export interface ResourceSpec {
+  readonly kind: ObjectKind;
+  /** Collection path across all namespaces, e.g. "/api/v1/services". */
+  readonly path: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+}
+
+/** Upstream's `!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless`. */
+export const PROXY_LABEL_SELECTOR = `!${SERVICE_PROXY_NAME_LABEL},!${HEADLESS_LABEL}`;
+
+/** The field selector that picks one Node. */
+export function nodeFieldSelector(nodeName: string): string {
+  return `metadata.name=${nodeName}`;
+}
+
+/** The three collections kube-proxy watches, for node `nodeName`. */
+export function proxyResources(nodeName: string): readonly ResourceSpec[] {
+  return [
+    { kind: "Service", path: "/api/v1/services", labelSelector: PROXY_LABEL_SELECTOR },
+    {
+      kind: "EndpointSlice",
+      path: "/apis/discovery.k8s.io/v1/endpointslices",
+      labelSelector: PROXY_LABEL_SELECTOR,
+    },
+    { kind: "Node", path: "/api/v1/nodes", fieldSelector: nodeFieldSelector(nodeName) },
+  ];
+}
+
+function selectors(resource: ResourceSpec): Record<string, string> {
+  const q: Record<string, string> = {};
+  if (resource.labelSelector) q.labelSelector = resource.labelSelector;
+  if (resource.fieldSelector) q.fieldSelector = resource.fieldSelector;
+  return q;
+}
+
+/** Query of one list page: the selectors, a page size, and the continue token if any. */
+export function listQuery(
+  resource: ResourceSpec,
+  limit: number,
+  continueToken: string,
+): Record<string, string> {
+  const q = selectors(resource);
+  if (limit > 0) q.limit = String(limit);
+  if (continueToken !== "") q.continue = continueToken;
+  return q;
+}
+
+/** Query of a watch from `resourceVersion`, with bookmarks and a server-side timeout. */
+export function watchQuery(
+  resource: ResourceSpec,
+  resourceVersion: string,
+  timeoutSeconds: number,
+): Record<string, string> {
+  return {
+    ...selectors(resource),
+    watch: "true",
+    resourceVersion,
+    allowWatchBookmarks: "true",
+    timeoutSeconds: String(timeoutSeconds),
+  };
+}
+
+/**
+ * Upstream picks each watch's server-side timeout at random between the minimum and twice it
+ * (5-10 minutes), so that watches do not all end together.
+ */
+export function watchTimeoutSeconds(minSeconds: number, random: () => number): number {
+  return Math.floor(minSeconds * (1 + random()));
+}
