@@ -1,147 +1,26 @@
 /**
- * Tests of the test API server itself, over real TLS with fetch (and client-node for the
- * kubeconfig), so client tests can trust what it says about the protocol.
+ * Tests of the test API server itself (auth, list, selectors, validation, events, lifecycle,
+ * kubeconfig, namespace bridge) over real TLS, so client tests can trust what it says about
+ * the protocol. Watch and fault tests: api_server_watch_test.ts.
  */
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import {
   ADMIN_TOKEN,
-  createTestPki,
+  apiCall as call,
   exposeInNamespace,
   KUBE_PROXY_TOKEN,
   KUBE_PROXY_USER,
   NO_RIGHTS_TOKEN,
   startTestApiServer,
-  type TestApiServer,
-  type TestPki,
   writeKubeconfig,
 } from "./api_server/mod.ts";
+import { node, pki, svc, withServer } from "./api_server/test_fixtures.ts";
 
-const pki: TestPki = await createTestPki();
 const DIR = "/tmp/deno-kube-proxy/ap-test";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
-
-interface CallOptions {
-  readonly token?: string | null;
-  readonly method?: string;
-  readonly body?: unknown;
-  readonly cert?: { cert: string; key: string };
-}
-
-async function call(s: TestApiServer, path: string, opts: CallOptions = {}) {
-  const client = Deno.createHttpClient({
-    caCerts: [pki.caCert],
-    ...(opts.cert ? { cert: opts.cert.cert, key: opts.cert.key } : {}),
-  });
-  try {
-    const token = opts.token === undefined ? KUBE_PROXY_TOKEN : opts.token;
-    const res = await fetch(`${s.url}${path}`, {
-      client,
-      method: opts.method ?? "GET",
-      headers: {
-        ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
-        ...(opts.body !== undefined ? { "content-type": "application/json" } : {}),
-      },
-      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-    });
-    const text = await res.text();
-    let json: Json;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = text;
-    }
-    return { status: res.status, headers: res.headers, json };
-  } finally {
-    client.close();
-  }
-}
-
-/** An open watch read line by line. */
-interface OpenWatch {
-  /** The next event, or undefined if none arrives within `ms`; "END"/"ERROR:..." at stream end. */
-  next(ms?: number): Promise<Json | string | undefined>;
-  close(): void;
-}
-
-async function watch(s: TestApiServer, path: string): Promise<OpenWatch> {
-  const client = Deno.createHttpClient({ caCerts: [pki.caCert] });
-  const ac = new AbortController();
-  const res = await fetch(`${s.url}${path}`, {
-    client,
-    signal: ac.signal,
-    headers: { authorization: `Bearer ${KUBE_PROXY_TOKEN}` },
-  });
-  assert.equal(res.status, 200);
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  let pending: Promise<ReadableStreamReadResult<string>> | undefined;
-  const next = async (ms = 2000): Promise<Json | string | undefined> => {
-    for (;;) {
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        try {
-          return JSON.parse(line);
-        } catch {
-          return `MALFORMED:${line}`;
-        }
-      }
-      pending ??= reader.read();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const r = await Promise.race([
-        pending.then((v) => v, (e) => ({ error: String(e) })),
-        new Promise<"timeout">((res) => timer = setTimeout(() => res("timeout"), ms)),
-      ]);
-      clearTimeout(timer);
-      if (r === "timeout") return undefined;
-      pending = undefined;
-      if ("error" in r) return `ERROR:${r.error}`;
-      if (r.done) return "END";
-      buf += r.value;
-    }
-  };
-  return {
-    next,
-    close: () => {
-      ac.abort();
-      reader.cancel().catch(() => {});
-      client.close();
-    },
-  };
-}
-
-function svc(name: string, labels: Record<string, string> = {}, ns = "default"): Json {
-  return {
-    kind: "Service",
-    metadata: { name, namespace: ns, labels },
-    spec: { ports: [{ port: 80 }] },
-  };
-}
-
-function node(name: string): Json {
-  return {
-    kind: "Node",
-    metadata: { name, labels: { "topology.kubernetes.io/zone": "z1" } },
-    spec: { podCIDRs: ["10.1.0.0/24"] },
-    status: { addresses: [{ type: "InternalIP", address: "192.168.0.2" }] },
-  };
-}
-
-async function withServer(
-  fn: (s: TestApiServer) => Promise<void>,
-  opts: { bookmarkIntervalMs?: number; historyLimit?: number } = {},
-) {
-  const s = await startTestApiServer({ pki, ...opts });
-  try {
-    await fn(s);
-  } finally {
-    await s.close();
-  }
-}
 
 Deno.test("auth: bearer token, client certificate, 401 and 403 as Status JSON", async () => {
   await withServer(async (s) => {
@@ -296,171 +175,6 @@ Deno.test("events: kube-proxy may POST an events.k8s.io/v1 Event; a bad one is 4
     const bad = await call(s, path, { method: "POST", body: noTime });
     assert.equal(bad.status, 422);
     assert.equal(bad.json.details.causes[0].field, "eventTime");
-  });
-});
-
-Deno.test("watch: replays changes after a resourceVersion, selector transitions, RV 0 sends the state", async () => {
-  await withServer(async (s) => {
-    s.create(svc("a"));
-    const rv = s.store.resourceVersion;
-    s.create(svc("b"));
-    s.update({ ...svc("a", { x: "1" }) });
-    s.delete("Service", "default", "b");
-    s.create(node("node1"));
-    const w = await watch(s, `/api/v1/services?watch=1&resourceVersion=${rv}&labelSelector=!y`);
-    try {
-      const got: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        const ev = await w.next();
-        got.push(`${ev.type} ${ev.object.metadata.name} ${ev.object.kind}`);
-      }
-      assert.deepEqual(got, ["ADDED b Service", "MODIFIED a Service", "DELETED b Service"]);
-      s.update(svc("a", { y: "1" }));
-      const gone = await w.next();
-      assert.deepEqual([gone.type, gone.object.metadata.name], ["DELETED", "a"]);
-      s.update(svc("a"));
-      const back = await w.next();
-      assert.deepEqual([back.type, back.object.metadata.name], ["ADDED", "a"]);
-      assert.equal(back.object.metadata.resourceVersion, s.store.resourceVersion);
-    } finally {
-      w.close();
-    }
-    const w0 = await watch(s, "/api/v1/nodes?watch=true&resourceVersion=0");
-    try {
-      const ev = await w0.next();
-      assert.deepEqual([ev.type, ev.object.metadata.name, ev.object.apiVersion], [
-        "ADDED",
-        "node1",
-        "v1",
-      ]);
-    } finally {
-      w0.close();
-    }
-  });
-});
-
-Deno.test("watch: a resourceVersion older than the history gets ERROR 410 Expired", async () => {
-  await withServer(async (s) => {
-    s.create(svc("a"));
-    const rv = s.store.resourceVersion;
-    s.expireHistory();
-    const w = await watch(s, `/api/v1/services?watch=1&resourceVersion=${rv}`);
-    try {
-      const ev = await w.next();
-      assert.equal(ev.type, "ERROR");
-      assert.deepEqual([ev.object.code, ev.object.reason], [410, "Expired"]);
-      assert.match(ev.object.message, /too old resource version/);
-      assert.equal(await w.next(), "END");
-    } finally {
-      w.close();
-    }
-  }, { historyLimit: 1000 });
-  await withServer(async (s) => {
-    s.create(svc("a"));
-    const rv = s.store.resourceVersion;
-    for (const n of ["b", "c", "d"]) s.create(svc(n));
-    const w = await watch(s, `/api/v1/services?watch=1&resourceVersion=${rv}`);
-    try {
-      assert.equal(
-        (await w.next()).object.code,
-        410,
-        "history limit 2 dropped the change after rv",
-      );
-    } finally {
-      w.close();
-    }
-  }, { historyLimit: 2 });
-});
-
-Deno.test("watch: bookmarks only when asked, at the configured interval; timeoutSeconds ends the stream", async () => {
-  await withServer(async (s) => {
-    s.create(svc("a"));
-    const rv = s.store.resourceVersion;
-    const w = await watch(
-      s,
-      `/api/v1/services?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=1`,
-    );
-    const plain = await watch(s, `/api/v1/services?watch=1&resourceVersion=${rv}`);
-    try {
-      const bm = await w.next();
-      assert.equal(bm.type, "BOOKMARK");
-      assert.deepEqual(bm.object.metadata, { resourceVersion: rv });
-      assert.equal(await plain.next(300), undefined);
-      const started = Date.now();
-      let last;
-      do last = await w.next(); while (typeof last === "object");
-      assert.equal(last, "END");
-      assert.ok(Date.now() - started < 1500);
-    } finally {
-      w.close();
-      plain.close();
-    }
-  }, { bookmarkIntervalMs: 100 });
-});
-
-Deno.test("faults: failNext 500 and 429 with Retry-After, then normal answers; counters", async () => {
-  await withServer(async (s) => {
-    s.failNext(1, 500, { match: { verb: "list", resource: "services" } });
-    s.failNext(2, 429, { retryAfterSeconds: 3, match: { resource: "nodes" } });
-    assert.equal((await call(s, "/api/v1/nodes/x")).status, 429);
-    const r429 = await call(s, "/api/v1/nodes");
-    assert.equal(r429.status, 429);
-    assert.equal(r429.headers.get("retry-after"), "3");
-    assert.equal(r429.json.details.retryAfterSeconds, 3);
-    assert.equal((await call(s, "/api/v1/nodes")).status, 200);
-    assert.equal((await call(s, "/api/v1/services")).status, 500);
-    assert.equal((await call(s, "/api/v1/services")).status, 200);
-    assert.equal(s.count({ verb: "list", resource: "services" }), 2);
-    assert.equal(s.count({ resource: "nodes", status: 429 }), 2);
-  });
-});
-
-Deno.test("faults: cut, stall and malformed lines on open watches", async () => {
-  await withServer(async (s) => {
-    const w1 = await watch(s, "/api/v1/services?watch=1&resourceVersion=0");
-    await s.waitForWatches("services", 1);
-    s.sendMalformedLine();
-    assert.match(await w1.next(), /^MALFORMED:/);
-    assert.equal(s.cutStreams(), 1);
-    assert.match(await w1.next(), /^ERROR:/, "a cut stream errors instead of ending cleanly");
-    w1.close();
-    assert.equal(s.openWatches(), 0);
-
-    const w2 = await watch(s, "/api/v1/services?watch=1&resourceVersion=0&allowWatchBookmarks=1");
-    try {
-      await s.waitForWatches("services", 1);
-      s.stallStreams();
-      s.create(svc("a"));
-      assert.equal(await w2.next(400), undefined, "a stalled stream sends nothing");
-      assert.equal(s.openWatches("services"), 1, "and stays open");
-      const w3 = await watch(s, "/api/v1/services?watch=1&resourceVersion=0");
-      assert.equal((await w3.next()).object.metadata.name, "a", "new watches work normally");
-      w3.close();
-    } finally {
-      w2.close();
-    }
-  }, { bookmarkIntervalMs: 50 });
-});
-
-Deno.test("faults: restart with new history gives 410 for old RVs; stop/start keeps the port", async () => {
-  await withServer(async (s) => {
-    s.create(svc("a"));
-    const oldRv = Number(s.store.resourceVersion);
-    const w = await watch(s, `/api/v1/services?watch=1&resourceVersion=${oldRv}`);
-    const port = s.port;
-    await s.restart({ newHistory: true });
-    assert.match(await w.next(), /^(ERROR:|END)/);
-    w.close();
-    assert.equal(s.port, port);
-    const list = await call(s, "/api/v1/services");
-    assert.ok(Number(list.json.metadata.resourceVersion) > oldRv);
-    const w2 = await watch(s, `/api/v1/services?watch=1&resourceVersion=${oldRv}`);
-    assert.equal((await w2.next()).object.code, 410);
-    w2.close();
-    await s.stop();
-    await assert.rejects(call(s, "/api/v1/services"));
-    await s.start();
-    assert.equal((await call(s, "/api/v1/services")).status, 200);
   });
 });
 

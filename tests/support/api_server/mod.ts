@@ -16,3 +16,4 @@ export { type KubeObject, ObjectStore, type StoreEvent, type WriteOptions } from
 export { failureStatus, type Status, StatusError } from "./status.ts";
 export * from "./kubeconfig.ts";
 export * from "./netns_bridge.ts";
+export * from "./raw_client.ts";
