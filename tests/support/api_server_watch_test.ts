@@ -120,6 +120,21 @@ Deno.test("faults: failNext 500 and 429 with Retry-After, then normal answers; c
   });
 });
 
+Deno.test("faults: hangNext leaves matching requests unanswered until the server stops", async () => {
+  await withServer(async (s) => {
+    s.hangNext(1, { verb: "list", resource: "services" });
+    const hung = call(s, "/api/v1/services");
+    const late = await Promise.race([
+      hung.then(() => "answered", () => "failed"),
+      new Promise((r) => setTimeout(() => r("pending"), 300)),
+    ]);
+    assert.equal(late, "pending");
+    assert.equal((await call(s, "/api/v1/services")).status, 200, "only one request hangs");
+    await s.stop();
+    await assert.rejects(hung);
+  });
+});
+
 Deno.test("faults: cut, stall and malformed lines on open watches", async () => {
   await withServer(async (s) => {
     const w1 = await watch(s, "/api/v1/services?watch=1&resourceVersion=0");

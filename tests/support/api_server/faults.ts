@@ -21,7 +21,7 @@ export interface RequestRecord {
   readonly resource?: string;
   /** The authenticated user, if any. */
   readonly user?: string;
-  /** HTTP status sent (200 for a watch that started). */
+  /** HTTP status sent (200 for a watch that started, 0 for an injected hang). */
   status: number;
 }
 

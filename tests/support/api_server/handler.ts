@@ -28,7 +28,7 @@ export interface ApiRequest {
   readonly body: string;
 }
 
-/** What to send back. */
+/** What to send back; status 0 means "never answer" (an injected hang). */
 export type Reply =
   | {
     readonly status: number;
@@ -113,6 +113,7 @@ function route(
   }
   const fault = ctx.faults.take(record);
   if (fault !== undefined) {
+    if (fault.status === 0) return { status: 0, body: null };
     const ra = fault.opts.retryAfterSeconds;
     const msg = fault.opts.message ??
       (fault.status === 429 ? "Too many requests, please try again later." : "Injected failure");

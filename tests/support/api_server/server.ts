@@ -179,6 +179,11 @@ export class TestApiServer {
     this.faults.failNext(n, status, opts);
   }
 
+  /** The next `n` matching requests get no answer at all (the connection stays open). */
+  hangNext(n: number, match: RequestMatch = {}): void {
+    this.faults.failNext(n, 0, { match });
+  }
+
   /** Requests answered so far, optionally only the matching ones. */
   requests(match: RequestMatch = {}): RequestRecord[] {
     return this.faults.log.filter((r) => requestMatches(r, match));
@@ -315,6 +320,7 @@ export class TestApiServer {
         res.on("close", () => stream.detach());
         return;
       }
+      if (reply.status === 0) return;
       const text = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
       res.writeHead(reply.status, {
         "content-type": typeof reply.body === "string"
