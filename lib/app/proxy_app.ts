@@ -40,6 +40,11 @@ export interface ProxyAppOptions {
   readonly conntrackRunner?: CommandRunner;
   /** Upstream forces a full sync this often even without changes (default 1 h). */
   readonly fullSyncPeriodMs?: number;
+  /**
+   * Called after every sync with the last successfully applied snapshot of each family (the
+   * per-service health check servers follow it); errors are logged, never fatal.
+   */
+  readonly onApplied?: (states: readonly ProxyState[]) => Promise<void>;
 }
 
 /** The assembled proxy. Nothing runs until start(). */
@@ -58,6 +63,8 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   const tracker = createProxyTracker({
     nodeName: options.nodeName,
     fallbackNodeIPs: options.fallbackNodeIPs ?? [],
+    // Changes made before we started would report huge latencies from the initial list.
+    startTimeMs: clock.now(),
     onInvalid: (kind, key, reason) => {
       metrics.invalidObjects.inc({ kind });
       logger.error("Skipping invalid object", { kind, object: key, reason });
@@ -80,22 +87,29 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     const pending = tracker.pending();
     const failures: unknown[] = [];
     let full = false;
-    const ruleCounts: Record<string, number> = {};
-    let noLocalInternal = 0, noLocalExternal = 0;
     for (const { family, backend } of backends) {
+      // Each family is its own proxier upstream, so its metrics carry an ip_family label.
+      const familyStarted = clock.now();
+      const ip_family = family;
       let state = tracker.snapshot(family);
       if (flushed.has(family) || clock.now() - lastFullSync >= fullSyncPeriodMs) {
         state = { ...state, forceFullSync: true };
       }
+      let noLocalInternal = 0, noLocalExternal = 0;
       for (const sps of state.services.values()) {
         if (sps.localEndpoints.length > 0) continue;
         if (sps.info.internalPolicyLocal && sps.allEndpoints.length > 0) noLocalInternal++;
         if (sps.info.externalPolicyLocal && sps.allEndpoints.length > 0) noLocalExternal++;
       }
+      metrics.noLocalEndpoints.set({ ip_family, traffic_policy: "internal" }, noLocalInternal);
+      metrics.noLocalEndpoints.set({ ip_family, traffic_policy: "external" }, noLocalExternal);
       let report: SyncReport;
       try {
         report = await backend.sync(state);
       } catch (err) {
+        metrics.syncDuration.observe({ ip_family }, (clock.now() - familyStarted) / 1000);
+        // A CommandError's message names the command line and carries its stderr.
+        logger.error("Failed to apply proxy rules", { family, err });
         failures.push(err);
         continue;
       }
@@ -105,40 +119,51 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
         const stale = staleUdpFlows(applied.get(family), state);
         if (stale.length > 0) {
           const n = await deleteStaleFlows(options.conntrackRunner, family, stale, logger);
-          metrics.conntrackDeleted.inc(n);
+          metrics.conntrackDeleted.inc({ ip_family }, n);
         }
       }
       applied.set(family, state);
       for (const [table, n] of Object.entries(report.ruleCounts)) {
-        ruleCounts[table] = (ruleCounts[table] ?? 0) + n;
+        metrics.iptablesTotal.set({ ip_family, table }, n);
       }
+      const seconds = (clock.now() - familyStarted) / 1000;
+      metrics.syncDuration.observe({ ip_family }, seconds);
+      (report.full ? metrics.syncFullDuration : metrics.syncPartialDuration)
+        .observe({ ip_family }, seconds);
+      metrics.lastSyncTimestamp.set({ ip_family }, clock.now() / 1000);
       logger.debug(2, "Synced proxy rules", {
         family,
         kind: report.full ? "full" : "partial",
+        elapsed: `${seconds.toFixed(3)}s`,
         services: state.services.size,
         endpoints: state.totalEndpoints,
         changed: state.changed.size,
+        rules: report.ruleCounts,
       });
     }
     if (full) lastFullSync = clock.now();
     const seconds = (clock.now() - started) / 1000;
-    metrics.syncDuration.observe(seconds);
-    (full ? metrics.syncFullDuration : metrics.syncPartialDuration).observe(seconds);
     metrics.serviceChangesPending.set(0);
     metrics.endpointChangesPending.set(0);
-    metrics.noLocalEndpoints.set({ traffic_policy: "internal" }, noLocalInternal);
-    metrics.noLocalEndpoints.set({ traffic_policy: "external" }, noLocalExternal);
     logger.debug(2, "SyncProxyRules complete", {
       elapsed: `${seconds.toFixed(3)}s`,
       pendingServices: pending.services,
       pendingEndpoints: pending.endpoints,
     });
+    if (options.onApplied) {
+      await options.onApplied([...applied.values()]).catch((err) =>
+        logger.error("Error after applying the proxy rules", { err })
+      );
+    }
     if (failures.length > 0) throw failures[0];
-    for (const [table, n] of Object.entries(ruleCounts)) metrics.iptablesTotal.set({ table }, n);
     const now = clock.now();
-    metrics.lastSyncTimestamp.set(now / 1000);
+    // Trigger times are not kept per family: with one family (the usual node) this is exact;
+    // on a dual-stack node each change is counted under the first family.
+    const programmed = backends[0]?.family ?? "IPv4";
     for (const t of triggerTimes) {
-      if (t <= now) metrics.networkProgrammingDuration.observe((now - t) / 1000);
+      if (t <= now) {
+        metrics.networkProgrammingDuration.observe({ ip_family: programmed }, (now - t) / 1000);
+      }
     }
     health.updated(now);
   };
@@ -155,7 +180,9 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   const queue = () => {
     const now = clock.now();
     health.queued(now);
-    metrics.lastQueuedTimestamp.set(now / 1000);
+    for (const { family } of backends) {
+      metrics.lastQueuedTimestamp.set({ ip_family: family }, now / 1000);
+    }
     const p = tracker.pending();
     metrics.serviceChangesPending.set(p.services);
     metrics.endpointChangesPending.set(p.endpoints);

@@ -1,2 +1,3 @@
 /** Public face of lib/metrics: kube-proxy's prom-client metrics. */
 export * from "./proxy_metrics.ts";
+export * from "./process_metrics.ts";

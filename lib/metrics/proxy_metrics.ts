@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { BackendMetrics } from "../backends/backend.ts";
+import type { IPFamily } from "../proxy/mod.ts";
 
 /** Upstream's sync-duration buckets: 0.001 x 2^k, 15 buckets. */
 export const SYNC_DURATION_BUCKETS: readonly number[] = Array.from(
@@ -11,8 +12,12 @@ export const SYNC_DURATION_BUCKETS: readonly number[] = Array.from(
   (_, k) => 0.001 * 2 ** k,
 );
 
-/** Upstream's network-programming-duration buckets: 0.25s, 0.5s, 1..59s, 60..115s by 5, 2..5min. */
+/**
+ * Upstream's network-programming-duration buckets: 0 (upstream's merge() starts from a zero
+ * bucket), 0.25s, 0.5s, 1..59s, 60..115s by 5, 2..5min by 30s.
+ */
 export const NETWORK_PROGRAMMING_BUCKETS: readonly number[] = [
+  0,
   0.25,
   0.5,
   ...Array.from({ length: 59 }, (_, i) => 1 + i),
@@ -20,42 +25,57 @@ export const NETWORK_PROGRAMMING_BUCKETS: readonly number[] = [
   ...Array.from({ length: 7 }, (_, i) => 120 + 30 * i),
 ];
 
-/** Every kube-proxy metric, ready to be updated by the app and the backends. */
+/**
+ * Every kube-proxy metric, ready to be updated by the app and the backends. Since v1.33
+ * upstream labels the per-family ones with `ip_family` ("IPv4" / "IPv6"), because each family
+ * has its own proxier.
+ */
 export interface ProxyMetrics extends BackendMetrics {
-  readonly syncDuration: Histogram;
-  readonly syncFullDuration: Histogram;
-  readonly syncPartialDuration: Histogram;
-  readonly networkProgrammingDuration: Histogram;
-  readonly lastSyncTimestamp: Gauge;
-  readonly lastQueuedTimestamp: Gauge;
-  readonly iptablesTotal: Gauge<"table">;
-  readonly noLocalEndpoints: Gauge<"traffic_policy">;
+  readonly syncDuration: Histogram<"ip_family">;
+  readonly syncFullDuration: Histogram<"ip_family">;
+  readonly syncPartialDuration: Histogram<"ip_family">;
+  readonly networkProgrammingDuration: Histogram<"ip_family">;
+  readonly lastSyncTimestamp: Gauge<"ip_family">;
+  readonly lastQueuedTimestamp: Gauge<"ip_family">;
+  readonly iptablesTotal: Gauge<"ip_family" | "table">;
+  readonly noLocalEndpoints: Gauge<"ip_family" | "traffic_policy">;
   readonly endpointChangesPending: Gauge;
   readonly serviceChangesPending: Gauge;
   readonly endpointChangesTotal: Counter;
   readonly serviceChangesTotal: Counter;
-  readonly restoreFailures: Counter;
-  readonly partialRestoreFailures: Counter;
+  readonly restoreFailures: Counter<"ip_family">;
+  readonly partialRestoreFailures: Counter<"ip_family">;
   readonly healthzTotal: Counter<"code">;
   readonly livezTotal: Counter<"code">;
-  readonly conntrackDeleted: Counter;
+  readonly conntrackDeleted: Counter<"ip_family">;
   /** Ours: objects from the API or a manifest that failed validation and were skipped. */
   readonly invalidObjects: Counter<"kind">;
+  /** The restore-failure counters of one family's backend, labelled with that family. */
+  forFamily(family: IPFamily): BackendMetrics;
 }
 
 /** Registers every metric on `registry` and returns handles to them. */
 export function createProxyMetrics(registry: Registry): ProxyMetrics {
   const registers = [registry];
+  const family = ["ip_family"] as const;
   const hist = (name: string, help: string, buckets: readonly number[]) =>
-    new Histogram({ name: `kubeproxy_${name}`, help, buckets: [...buckets], registers });
+    new Histogram({
+      name: `kubeproxy_${name}`,
+      help,
+      buckets: [...buckets],
+      labelNames: family,
+      registers,
+    });
   const restoreFailures = new Counter({
     name: "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
     help: "Cumulative proxy iptables restore failures",
+    labelNames: family,
     registers,
   });
   const partialRestoreFailures = new Counter({
     name: "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total",
     help: "Cumulative proxy iptables partial restore failures",
+    labelNames: family,
     registers,
   });
   return {
@@ -82,23 +102,25 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
     lastSyncTimestamp: new Gauge({
       name: "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
       help: "The last time proxy rules were successfully synced",
+      labelNames: family,
       registers,
     }),
     lastQueuedTimestamp: new Gauge({
       name: "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
       help: "The last time a sync of proxy rules was queued",
+      labelNames: family,
       registers,
     }),
     iptablesTotal: new Gauge({
       name: "kubeproxy_sync_proxy_rules_iptables_total",
       help: "Total number of iptables rules owned by kube-proxy",
-      labelNames: ["table"] as const,
+      labelNames: ["ip_family", "table"] as const,
       registers,
     }),
     noLocalEndpoints: new Gauge({
       name: "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
       help: "Number of services with a Local traffic policy and no endpoints",
-      labelNames: ["traffic_policy"] as const,
+      labelNames: ["ip_family", "traffic_policy"] as const,
       registers,
     }),
     endpointChangesPending: new Gauge({
@@ -138,6 +160,7 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
     conntrackDeleted: new Counter({
       name: "kubeproxy_conntrack_reconciler_deleted_entries_total",
       help: "Cumulative conntrack flows deleted by conntrack reconciler",
+      labelNames: family,
       registers,
     }),
     invalidObjects: new Counter({
@@ -146,7 +169,12 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
       labelNames: ["kind"] as const,
       registers,
     }),
+    // Without a family (a backend wired to the shared object) the series carries no label.
     restoreFailure: () => restoreFailures.inc(),
     partialRestoreFailure: () => partialRestoreFailures.inc(),
+    forFamily: (f) => ({
+      restoreFailure: () => restoreFailures.inc({ ip_family: f }),
+      partialRestoreFailure: () => partialRestoreFailures.inc({ ip_family: f }),
+    }),
   };
 }

@@ -57,10 +57,18 @@ Deno.test("createHealthHandler() reports a node being deleted as not eligible on
 Deno.test("createMetricsHandler() serves the registry and /proxyMode", async () => {
   const t = setup();
   const handler = createMetricsHandler(t.registry, "iptables");
+  t.metrics.syncDuration.observe({ ip_family: "IPv4" }, 0.003);
   const metrics = await (await handler(new Request("http://x/metrics"))).text();
   assert.match(metrics, /# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram/);
-  assert.match(metrics, /kubeproxy_sync_proxy_rules_duration_seconds_bucket\{le="0.001"\}/);
-  assert.match(metrics, /kubeproxy_sync_proxy_rules_duration_seconds_bucket\{le="16.384"\}/);
+  assert.match(
+    metrics,
+    /kubeproxy_sync_proxy_rules_duration_seconds_bucket\{le="0.001",ip_family="IPv4"\} 0/,
+  );
+  assert.match(
+    metrics,
+    /kubeproxy_sync_proxy_rules_duration_seconds_bucket\{le="0.004",ip_family="IPv4"\} 1/,
+  );
+  assert.match(metrics, /kubeproxy_sync_proxy_rules_duration_seconds_bucket\{le="16.384",/);
   assert.equal(await (await handler(new Request("http://x/proxyMode"))).text(), "iptables");
   assert.equal((await handler(new Request("http://x/other"))).status, 404);
 });

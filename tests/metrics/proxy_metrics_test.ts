@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { Registry } from "prom-client";
+import {
+  createProxyMetrics,
+  maxFdsFromLimits,
+  NETWORK_PROGRAMMING_BUCKETS,
+  type ProcessSource,
+  registerProcessMetrics,
+  SYNC_DURATION_BUCKETS,
+  virtualMemoryFromStat,
+} from "../../lib/metrics/mod.ts";
+
+/** Every metric of REFERENCE.md with upstream's (v1.34) type and labels. */
+const UPSTREAM: Record<string, { type: string; labels: string[] }> = {
+  sync_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
+  sync_full_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
+  sync_partial_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
+  network_programming_duration_seconds: { type: "histogram", labels: ["ip_family"] },
+  sync_proxy_rules_last_timestamp_seconds: { type: "gauge", labels: ["ip_family"] },
+  sync_proxy_rules_last_queued_timestamp_seconds: { type: "gauge", labels: ["ip_family"] },
+  sync_proxy_rules_iptables_total: { type: "gauge", labels: ["ip_family", "table"] },
+  sync_proxy_rules_no_local_endpoints_total: {
+    type: "gauge",
+    labels: ["ip_family", "traffic_policy"],
+  },
+  sync_proxy_rules_endpoint_changes_pending: { type: "gauge", labels: [] },
+  sync_proxy_rules_service_changes_pending: { type: "gauge", labels: [] },
+  sync_proxy_rules_endpoint_changes_total: { type: "counter", labels: [] },
+  sync_proxy_rules_service_changes_total: { type: "counter", labels: [] },
+  sync_proxy_rules_iptables_restore_failures_total: { type: "counter", labels: ["ip_family"] },
+  sync_proxy_rules_iptables_partial_restore_failures_total: {
+    type: "counter",
+    labels: ["ip_family"],
+  },
+  proxy_healthz_total: { type: "counter", labels: ["code"] },
+  proxy_livez_total: { type: "counter", labels: ["code"] },
+  conntrack_reconciler_deleted_entries_total: { type: "counter", labels: ["ip_family"] },
+};
+
+Deno.test("createProxyMetrics() registers every upstream metric with its type and labels", async () => {
+  const registry = new Registry();
+  createProxyMetrics(registry);
+  const json = await registry.getMetricsAsJSON();
+  for (const [name, want] of Object.entries(UPSTREAM)) {
+    const m = registry.getSingleMetric(`kubeproxy_${name}`);
+    assert.ok(m, `kubeproxy_${name} is missing`);
+    const entry = json.find((j) => j.name === `kubeproxy_${name}`);
+    assert.equal(entry?.type, want.type, name);
+    // prom-client keeps the declared label names on the metric object.
+    assert.deepEqual((m as unknown as { labelNames: string[] }).labelNames, want.labels, name);
+  }
+});
+
+Deno.test("the histograms use upstream's buckets", () => {
+  assert.equal(SYNC_DURATION_BUCKETS.length, 15);
+  assert.equal(SYNC_DURATION_BUCKETS[0], 0.001);
+  assert.equal(SYNC_DURATION_BUCKETS[14], 16.384);
+  // merge(0, LinearBuckets(0.25, 0.25, 2), (1, 1, 59), (60, 5, 12), (120, 30, 7)).
+  assert.equal(NETWORK_PROGRAMMING_BUCKETS.length, 1 + 2 + 59 + 12 + 7);
+  assert.deepEqual(NETWORK_PROGRAMMING_BUCKETS.slice(0, 4), [0, 0.25, 0.5, 1]);
+  assert.equal(NETWORK_PROGRAMMING_BUCKETS[61], 59);
+  assert.equal(NETWORK_PROGRAMMING_BUCKETS[62], 60);
+  assert.equal(NETWORK_PROGRAMMING_BUCKETS[73], 115);
+  assert.equal(NETWORK_PROGRAMMING_BUCKETS.at(-1), 300);
+});
+
+Deno.test("forFamily() counts restore failures under the backend's ip_family", async () => {
+  const registry = new Registry();
+  const metrics = createProxyMetrics(registry);
+  metrics.forFamily("IPv6").restoreFailure();
+  metrics.forFamily("IPv6").partialRestoreFailure();
+  metrics.forFamily("IPv4").restoreFailure();
+  const text = await registry.metrics();
+  assert.match(
+    text,
+    /kubeproxy_sync_proxy_rules_iptables_restore_failures_total\{ip_family="IPv6"\} 1/,
+  );
+  assert.match(
+    text,
+    /kubeproxy_sync_proxy_rules_iptables_restore_failures_total\{ip_family="IPv4"\} 1/,
+  );
+  assert.match(
+    text,
+    /kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total\{ip_family="IPv6"\} 1/,
+  );
+});
+
+const STAT = "4242 (deno main) S 1 4242 4242 0 -1 4194560 18000 0 0 0 120 30 0 0 20 0 9 0 " +
+  "1234567 2147483648 12000 18446744073709551615 1 1 0 0 0 0 0 16781312 17410 0 0 0 17 1 0 0";
+
+Deno.test("registerProcessMetrics() exports process_* values read at scrape time", async () => {
+  let rss = 1000;
+  const source: ProcessSource = {
+    cpuUsage: () => ({ user: 1_500_000, system: 500_000 }),
+    rss: () => rss,
+    startTimeSeconds: 1_700_000_000.7,
+    procFile: (f) =>
+      f === "stat" ? STAT : "Max open files            1024                 4096  files\n",
+    openFds: () => 12,
+  };
+  const registry = new Registry();
+  registerProcessMetrics(registry, source);
+  rss = 52_000_000;
+  const text = await registry.metrics();
+  assert.match(text, /^process_cpu_seconds_total 2$/m);
+  assert.match(text, /^process_start_time_seconds 1700000000$/m);
+  assert.match(text, /^process_resident_memory_bytes 52000000$/m);
+  assert.match(text, /^process_virtual_memory_bytes 2147483648$/m);
+  assert.match(text, /^process_open_fds 12$/m);
+  assert.match(text, /^process_max_fds 1024$/m);
+});
+
+Deno.test("registerProcessMetrics() leaves out what /proc cannot tell under narrowed permissions", async () => {
+  const registry = new Registry();
+  registerProcessMetrics(registry, {
+    cpuUsage: () => ({ user: 0, system: 0 }),
+    rss: () => 1,
+    startTimeSeconds: 1,
+    procFile: () => null,
+    openFds: () => null,
+  });
+  const text = await registry.metrics();
+  assert.match(text, /^process_resident_memory_bytes 1$/m);
+  assert.doesNotMatch(text, /process_open_fds|process_max_fds|process_virtual_memory_bytes/);
+  assert.doesNotMatch(text, /NaN/);
+});
+
+Deno.test("virtualMemoryFromStat() and maxFdsFromLimits() read the kernel's formats", () => {
+  assert.equal(virtualMemoryFromStat(STAT), 2147483648);
+  assert.equal(virtualMemoryFromStat("1 (a) b) S" + " 0".repeat(19) + " 77"), 77);
+  assert.equal(maxFdsFromLimits("Limit  Soft  Hard\nMax open files  65536  65536  files\n"), 65536);
+  assert.equal(maxFdsFromLimits("nothing"), null);
+});
