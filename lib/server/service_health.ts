@@ -1,0 +1,110 @@
+/**
+ * Upstream's per-service health check (ServiceHealthServer): for each externalTrafficPolicy
+ * Local service with a healthCheckNodePort, load balancers probe that port on every node and
+ * send traffic only to nodes answering 200, i.e. nodes with local ready endpoints. This file
+ * holds the pure parts: which servers the applied state calls for, where they listen, and the
+ * `(Request) => Response` handler.
+ */
+import { cidrContains, parseCIDR } from "../net/mod.ts";
+import type { ProxyState } from "../proxy/mod.ts";
+
+/** One health check server the applied state calls for. */
+export interface ServiceHealthTarget {
+  readonly namespace: string;
+  readonly name: string;
+  readonly port: number;
+  /** Distinct IPs of this node's ready endpoints, over every port and family of the service. */
+  readonly localEndpoints: number;
+}
+
+/**
+ * The health check servers for the applied snapshots, keyed by `namespace/name`. Like upstream,
+ * endpoints are counted by IP (a pod serving two ports counts once) and only ready ones count,
+ * so a node left with terminating endpoints only fails the check.
+ */
+export function serviceHealthTargets(
+  states: Iterable<ProxyState>,
+): Map<string, ServiceHealthTarget> {
+  const ports = new Map<string, { namespace: string; name: string; port: number }>();
+  const ips = new Map<string, Set<string>>();
+  for (const state of states) {
+    for (const sps of state.services.values()) {
+      const { namespace, name } = sps.info.name;
+      const key = `${namespace}/${name}`;
+      if (sps.info.externalPolicyLocal && sps.info.healthCheckNodePort !== 0) {
+        ports.set(key, { namespace, name, port: sps.info.healthCheckNodePort });
+      }
+      for (const ep of sps.allEndpoints) {
+        if (!ep.isLocal || !ep.ready) continue;
+        let set = ips.get(key);
+        if (!set) ips.set(key, set = new Set());
+        set.add(ep.ip);
+      }
+    }
+  }
+  const out = new Map<string, ServiceHealthTarget>();
+  for (const [key, p] of ports) out.set(key, { ...p, localEndpoints: ips.get(key)?.size ?? 0 });
+  return out;
+}
+
+/** Listen on every address (the wildcard, dual-stack where the kernel allows). */
+export const ALL_ADDRESSES = "";
+
+/**
+ * Where health check servers listen, as upstream decides it: every address when
+ * nodePortAddresses is empty or holds a zero-prefix CIDR; otherwise the node IPs inside those
+ * CIDRs (`primary` = the node's own IPs). Falls back to every address when none matches, as
+ * upstream does when it cannot find a matching node IP.
+ */
+export function healthCheckAddresses(
+  nodePortAddresses: readonly string[],
+  nodeIPs: readonly string[],
+): string[] {
+  if (nodePortAddresses.length === 0) return [ALL_ADDRESSES];
+  const out: string[] = [];
+  for (const entry of nodePortAddresses) {
+    if (entry === "primary") {
+      out.push(...nodeIPs);
+      continue;
+    }
+    const cidr = parseCIDR(entry.trim());
+    if (cidr === null) continue;
+    if (cidr.prefix === 0) return [ALL_ADDRESSES];
+    out.push(...nodeIPs.filter((ip) => cidrContains(cidr, ip)));
+  }
+  const unique = [...new Set(out)];
+  return unique.length > 0 ? unique : [ALL_ADDRESSES];
+}
+
+/** What the handler reads at request time. */
+export interface ServiceHealthStatus {
+  readonly localEndpoints: number;
+  /** The proxy's own health (upstream's healthz verdict). */
+  readonly healthy: boolean;
+}
+
+/**
+ * Answers a load balancer's probe for one service: 200 only with local endpoints and a healthy
+ * proxy, else 503; the endpoint count also goes into `X-Load-Balancing-Endpoint-Weight`.
+ */
+export function createServiceHealthHandler(
+  service: { readonly namespace: string; readonly name: string },
+  status: () => ServiceHealthStatus,
+): (req: Request) => Response {
+  return () => {
+    const { localEndpoints, healthy } = status();
+    const body = {
+      service: { namespace: service.namespace, name: service.name },
+      localEndpoints,
+      serviceProxyHealthy: healthy,
+    };
+    return new Response(JSON.stringify(body), {
+      status: localEndpoints > 0 && healthy ? 200 : 503,
+      headers: {
+        "Content-Type": "application/json",
+        "X-Content-Type-Options": "nosniff",
+        "X-Load-Balancing-Endpoint-Weight": String(localEndpoints),
+      },
+    });
+  };
+}
