@@ -51,7 +51,9 @@ async function main(args: string[]): Promise<number> {
             abort.abort();
           });
         }
-        await runCommand(config, denoCommandRunner, logger, abort.signal);
+        await runCommand(config, denoCommandRunner, logger, abort.signal, {
+          configFile: cl.configFile,
+        });
         return 0;
       }
     }

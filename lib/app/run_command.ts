@@ -4,21 +4,50 @@ import { detectIptablesFlavour } from "../backends/iptables/mod.ts";
 import type { ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { createProxyMetrics } from "../metrics/mod.ts";
-import { createHealthHandler, createMetricsHandler, serveOn } from "../server/mod.ts";
+import { createProxyMetrics, registerProcessMetrics } from "../metrics/mod.ts";
+import {
+  createHealthHandler,
+  createMetricsHandler,
+  createServiceHealthServer,
+  healthCheckAddresses,
+  serveOn,
+  serviceHealthTargets,
+} from "../server/mod.ts";
 import { CommandFailure } from "./commands.ts";
+import { watchConfigFile } from "./config_watch.ts";
+import { tuneConntrack } from "./conntrack_tuning.ts";
 import { createIptablesBackends, usableFamilies } from "./iptables_backends.ts";
+import { applyOomScoreAdj } from "./oom.ts";
 import { createProxyApp } from "./proxy_app.ts";
 import { createStateSource } from "./state_source.ts";
 import { enableRouteLocalnet } from "./sysctl.ts";
 
-/** Runs the proxy until `signal` aborts. */
+/** What runCommand needs besides the configuration. */
+export interface RunOptions {
+  /** The `--config` file: its change on disk ends the run with exit code 2. */
+  readonly configFile?: string;
+}
+
+/** Runs the proxy until `outer` aborts (or the config file changes: CommandFailure code 2). */
 export async function runCommand(
   config: ProxyConfig,
   runner: CommandRunner,
   logger: Logger,
-  signal: AbortSignal,
+  outer: AbortSignal,
+  options: RunOptions = {},
 ): Promise<void> {
+  const stop = new AbortController();
+  const signal = stop.signal;
+  outer.addEventListener("abort", () => stop.abort(), { once: true });
+  if (outer.aborted) stop.abort();
+  let configChanged: string | null = null;
+  if (options.configFile) {
+    watchConfigFile({ path: options.configFile, signal, logger }).then((msg) => {
+      if (msg === null) return;
+      configChanged = msg;
+      stop.abort();
+    });
+  }
   if (config.mode !== "iptables") {
     throw new CommandFailure(
       `Invalid --proxy-mode "${config.mode}": only "iptables" is available yet`,
@@ -41,19 +70,40 @@ export async function runCommand(
   if (families.includes("IPv4") && config.iptables.localhostNodePorts) {
     await enableRouteLocalnet(runner, logger);
   }
+  await tuneConntrack({ config: config.conntrack, runner, logger });
+  await applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger });
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
+  registerProcessMetrics(registry);
+  let proxyHealthy = () => true;
+  const serviceHealth = createServiceHealthServer({ healthy: () => proxyHealthy(), logger });
   const app = createProxyApp({
     nodeName: config.hostnameOverride,
     fallbackNodeIPs: config.nodeIPs,
     createSource,
-    backends: createIptablesBackends({ config, flavour, families, runner, logger, metrics }),
+    // One call per family so that each backend counts its failures under its ip_family.
+    backends: families.flatMap((f) =>
+      createIptablesBackends({
+        config,
+        flavour,
+        families: [f],
+        runner,
+        logger,
+        metrics: metrics.forFamily(f),
+      })
+    ),
     minSyncPeriodMs: config.minSyncPeriodMs,
     syncPeriodMs: config.syncPeriodMs,
     logger,
     metrics,
     conntrackRunner: runner,
+    onApplied: (states) =>
+      serviceHealth.sync(
+        serviceHealthTargets(states),
+        healthCheckAddresses(config.nodePortAddresses, states.flatMap((s) => s.node.ips)),
+      ),
   });
+  proxyHealthy = () => app.health.status().healthy;
   const nodeEligible = () => {
     const node = app.tracker.node();
     if (!node) return true;
@@ -72,5 +122,7 @@ export async function runCommand(
     serveOn(config.metricsBindAddress, createMetricsHandler(registry, config.mode), signal, logger),
   ];
   await app.start(signal);
+  await serviceHealth.close();
   for (const s of servers) if (s) await s.finished;
+  if (configChanged !== null) throw new CommandFailure(configChanged, 2);
 }
