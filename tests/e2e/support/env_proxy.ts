@@ -1,0 +1,97 @@
+/**
+ * Running the real program with a changed environment, for the health and process tests: a
+ * PATH whose first folder holds a switchable `iptables-legacy-restore` wrapper (so every restore
+ * can be made to fail, as a broken kernel or a locked xtables would), plus scraping its HTTP
+ * endpoints from inside the node namespace.
+ */
+import type { SpawnedProcess, Topology } from "../../../scripts/netns/mod.ts";
+import { MANIFEST_ROOT, REPO_ROOT } from "./proxy_process.ts";
+
+/** A folder put first in the proxy's PATH, whose `iptables-legacy-restore` can be made to fail. */
+export interface RestoreSwitch {
+  readonly dir: string;
+  /** While on, every restore exits 1 with a message instead of touching the kernel. */
+  fail(on: boolean): Promise<void>;
+  remove(): Promise<void>;
+}
+
+/** Creates the wrapper folder `name` under MANIFEST_ROOT; restores work until fail(true). */
+export async function createRestoreSwitch(name: string): Promise<RestoreSwitch> {
+  const real = new Deno.Command("sh", { args: ["-c", "command -v iptables-legacy-restore"] })
+    .outputSync();
+  const realPath = new TextDecoder().decode(real.stdout).trim();
+  if (real.code !== 0 || realPath === "") throw new Error("iptables-legacy-restore not found");
+  const dir = `${MANIFEST_ROOT}/${name}`;
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(dir, { recursive: true });
+  const flag = `${dir}/fail`;
+  const script = `#!/bin/sh
+# Test wrapper: fails every restore while ${flag} exists.
+if [ -e ${flag} ]; then
+  cat >/dev/null
+  echo "iptables-restore: line 1 failed (injected by the test)" >&2
+  exit 1
+fi
+exec ${realPath} "$@"
+`;
+  await Deno.writeTextFile(`${dir}/iptables-legacy-restore`, script, { mode: 0o755 });
+  return {
+    dir,
+    async fail(on) {
+      if (on) await Deno.writeTextFile(flag, "");
+      else await Deno.remove(flag).catch(() => {});
+    },
+    remove: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
+  };
+}
+
+/** Starts main.ts in the node namespace with `args` (no defaults added) and extra `env`. */
+export async function spawnProxy(
+  topo: Topology,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  ready: RegExp = /SyncProxyRules complete/,
+): Promise<SpawnedProcess> {
+  // Like kubelet, mark the node as an iptables-legacy node.
+  const hint = await topo.exec("node", "iptables-legacy", [
+    "-t",
+    "mangle",
+    "-N",
+    "KUBE-IPTABLES-HINT",
+  ]);
+  if (hint.code !== 0 && !hint.stderr.includes("exists")) throw new Error(hint.stderr);
+  const proc = topo.spawn(
+    "node",
+    Deno.execPath(),
+    ["run", "-P=proxy", "--quiet", `${REPO_ROOT}main.ts`, ...args],
+    { cwd: REPO_ROOT, label: "proxy", env },
+  );
+  await proc.waitForOutput(ready, 30_000);
+  return proc;
+}
+
+/** GETs `url` from inside the node namespace; status 0 when nothing answered. */
+export async function httpGet(
+  topo: Topology,
+  url: string,
+): Promise<{ status: number; body: string }> {
+  const out = await topo.exec("node", "curl", [
+    "-s",
+    "--max-time",
+    "3",
+    "-w",
+    "\n%{http_code}",
+    url,
+  ]);
+  if (out.code !== 0) return { status: 0, body: "" };
+  const at = out.stdout.lastIndexOf("\n");
+  return { status: Number(out.stdout.slice(at + 1)), body: out.stdout.slice(0, at) };
+}
+
+/** The value of one sample (`name{labels}` exactly as exposed), or null when absent. */
+export function sample(metrics: string, series: string): number | null {
+  for (const line of metrics.split("\n")) {
+    if (line.startsWith(series + " ")) return Number(line.slice(series.length + 1));
+  }
+  return null;
+}
