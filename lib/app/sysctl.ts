@@ -15,8 +15,11 @@ export async function ensureSysctl(
   const current = await runner({ cmd: "sysctl", args: ["-n", name] });
   if (current.code === 0 && current.stdout.trim() === value) return true;
   const set = await runner({ cmd: "sysctl", args: ["-w", `${name}=${value}`] });
-  if (set.code !== 0) {
-    logger.warn("Could not set sysctl", { name, value, stderr: set.stderr.trim() });
+  // procps' `sysctl -w` exits 0 even when the kernel refuses a read-only key: read it back.
+  const after = set.code === 0 ? await runner({ cmd: "sysctl", args: ["-n", name] }) : set;
+  if (set.code !== 0 || after.code !== 0 || after.stdout.trim() !== value) {
+    const stderr = (set.stderr || after.stderr).trim();
+    logger.warn("Could not set sysctl", { name, value, stderr });
     return false;
   }
   logger.info("Set sysctl", { name, value });

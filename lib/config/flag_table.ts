@@ -42,11 +42,13 @@ export interface FlagSpec {
   readonly help: string;
   /** Allowed values of an "enum" flag. */
   readonly values?: readonly string[];
+  /** A comma-separated "list" flag that upstream declares as a plain string: the last one wins. */
+  readonly lastWins?: boolean;
   /** ProxyConfig property paths the value is stored at (none for "meta" flags). */
   readonly targets: readonly string[];
 }
 
-type Extra = Partial<Pick<FlagSpec, "shorthand" | "values">>;
+type Extra = Partial<Pick<FlagSpec, "shorthand" | "values" | "lastWins">>;
 
 function flag(
   name: string,
@@ -107,7 +109,7 @@ export const FLAGS: readonly FlagSpec[] = [
     "Exit when a server cannot bind its port."),
   flag("cleanup", "bool", "meta", "false", [],
     "Remove the iptables, IPVS and nftables state of every mode, then exit."),
-  flag("cluster-cidr", "list", C, "", "clusterCIDRs",
+  flag("cluster-cidr", "list", C, "", "clusterCIDRs", { lastWins: true },
     "Pod CIDR range(s), one per family, comma-separated; used by --detect-local-mode ClusterCIDR."),
   flag("config", "string", "meta", "", [],
     "Path of a KubeProxyConfiguration file; it replaces most other flags."),

@@ -118,7 +118,7 @@ function parseValue(spec: FlagSpec, text: string): Parsed {
 function store(values: Map<string, FlagValue>, spec: FlagSpec, value: FlagValue): void {
   const previous = values.get(spec.name);
   // pflag: repeating a slice or map flag accumulates; any other flag keeps the last value.
-  if (spec.kind === "list" && Array.isArray(previous)) {
+  if (spec.kind === "list" && !spec.lastWins && Array.isArray(previous)) {
     values.set(spec.name, [...previous, ...(value as string[])]);
   } else if (spec.kind === "map" && typeof previous === "object") {
     values.set(spec.name, {

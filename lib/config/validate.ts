@@ -20,6 +20,11 @@ export const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh",
 /** The only hidden-metrics version a 1.34 binary accepts: the previous minor release. */
 const HIDDEN_METRICS_VERSION = "1.33";
 
+/** Linux interface names: at most 15 bytes; iptables' `-i` also reserves "+" as a wildcard. */
+function validInterfaceName(name: string, maxLength: number): boolean {
+  return /^[A-Za-z0-9_.@:-]+$/.test(name) && name.length <= maxLength;
+}
+
 type Push = (field: string, flag: string | undefined, value: unknown, expected: string) => void;
 
 function checkHostPort(push: Push, field: string, flag: string, value: string): void {
@@ -201,24 +206,25 @@ export function validateConfig(config: ProxyConfig): ValidationIssue[] {
     );
   }
   if (
-    config.detectLocalMode === "BridgeInterface" && config.detectLocal.bridgeInterface.trim() === ""
+    config.detectLocalMode === "BridgeInterface" &&
+    !validInterfaceName(config.detectLocal.bridgeInterface, 15)
   ) {
     push(
       "detectLocal.bridgeInterface",
       "--pod-bridge-interface",
       config.detectLocal.bridgeInterface,
-      "an interface name when the detect-local mode is BridgeInterface",
+      'an interface name of 1 to 15 letters, digits or "_.@:-" when the detect-local mode is BridgeInterface',
     );
   }
   if (
     config.detectLocalMode === "InterfaceNamePrefix" &&
-    config.detectLocal.interfaceNamePrefix.trim() === ""
+    !validInterfaceName(config.detectLocal.interfaceNamePrefix, 14)
   ) {
     push(
       "detectLocal.interfaceNamePrefix",
       "--pod-interface-name-prefix",
       config.detectLocal.interfaceNamePrefix,
-      "an interface name prefix when the detect-local mode is InterfaceNamePrefix",
+      'an interface name prefix of 1 to 14 letters, digits or "_.@:-" when the detect-local mode is InterfaceNamePrefix',
     );
   }
   const hidden = config.showHiddenMetricsForVersion;

@@ -33,6 +33,9 @@ const FLAG_CASES: Array<[string[], (c: ProxyConfig) => unknown, unknown]> = [
   [["--bind-address=10.1.2.3"], (c) => c.bindAddress, "10.1.2.3"],
   [["--bind-address-hard-fail"], (c) => c.bindAddressHardFail, true],
   [["--cluster-cidr", "10.0.0.0/8,fd00::/48"], (c) => c.clusterCIDRs, ["10.0.0.0/8", "fd00::/48"]],
+  [["--cluster-cidr=11.0.0.0/8", "--cluster-cidr=10.0.0.0/8"], (c) => c.clusterCIDRs, [
+    "10.0.0.0/8",
+  ]],
   [["--config-sync-period=1m"], (c) => c.configSyncPeriodMs, 60_000],
   [["--conntrack-max-per-core", "0"], (c) => c.conntrack.maxPerCore, 0],
   [["--conntrack-min=1000"], (c) => c.conntrack.min, 1000],
@@ -202,6 +205,14 @@ Deno.test("parseCommandLine() names the flag and the expected form for each kind
     [
       ["--cluster-cidr=10.0.0.0/8,11.0.0.0/8"],
       /^Invalid --cluster-cidr "10.0.0.0\/8,11.0.0.0\/8": expected at most one IPv4 and one IPv6/,
+    ],
+    [
+      ["--detect-local-mode=BridgeInterface", "--pod-bridge-interface=br 0"],
+      /^Invalid --pod-bridge-interface "br 0": expected an interface name of 1 to 15/,
+    ],
+    [
+      ["--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=veth+"],
+      /^Invalid --pod-interface-name-prefix "veth\+": expected an interface name prefix/,
     ],
     [
       ["--nodeport-addresses=primary,10.0.0.0/8"],
