@@ -155,7 +155,21 @@ export function loadKubeConfig(choice: KubeConfigChoice): LoadedKubeConfig {
     kubeConfig = loadInCluster(choice);
     origin = "in-cluster";
   }
-  const server = kubeConfig.getCurrentCluster()?.server ?? "";
+  const cluster = kubeConfig.getCurrentCluster();
+  const server = cluster?.server ?? "";
+  const where = origin === "kubeconfig" ? `--kubeconfig "${choice.kubeconfig}"` : `"${server}"`;
+  if (server.startsWith("https:") && cluster?.skipTLSVerify) {
+    throw new Error(
+      `Unsupported insecure-skip-tls-verify in ${where}: Deno cannot skip TLS verification; ` +
+        "expected the cluster's certificate-authority",
+    );
+  }
+  if (cluster?.tlsServerName) {
+    throw new Error(
+      `Unsupported tls-server-name "${cluster.tlsServerName}" in ${where}: expected a server ` +
+        "URL whose host the API server's certificate names",
+    );
+  }
   return { kubeConfig, server, origin };
 }
 

@@ -10,6 +10,7 @@ import { silentLogger } from "../log/mod.ts";
 import type { EventType } from "../source/mod.ts";
 import { type Clock, systemClock } from "../sync/mod.ts";
 import {
+  ApiConnectionError,
   ApiStatusError,
   needsRelist,
   parseRetryAfter,
@@ -60,6 +61,8 @@ export interface ReflectorOptions {
   readonly idleTimeoutMs?: number;
   /** Server-side watch timeout is this to twice this, at random. Default 300 s. */
   readonly minWatchTimeoutSeconds?: number;
+  /** A list page that has not fully arrived after this long is abandoned. Default 60 s. */
+  readonly listTimeoutMs?: number;
 }
 
 /** A running (or startable) list+watch loop. */
@@ -90,6 +93,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
   const pageSize = options.pageSize ?? 500;
   const idleTimeoutMs = options.idleTimeoutMs ?? 150_000;
   const minWatchTimeout = options.minWatchTimeoutSeconds ?? 300;
+  const listTimeoutMs = options.listTimeoutMs ?? 60_000;
   const backoff = new Backoff(options.backoff);
   const label = `${resource.kind}s`;
   const stats: ReflectorStats = {
@@ -121,37 +125,58 @@ export function createReflector(options: ReflectorOptions): Reflector {
     return statusError(context, response.status, parseStatus(text), retryAfter);
   }
 
+  /** One list page, abandoned (ApiConnectionError) when it takes longer than listTimeoutMs. */
+  async function listPage(signal: AbortSignal, continueToken: string) {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    let timedOut = false;
+    const timer = clock.setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, listTimeoutMs);
+    let response: ApiResponse | undefined;
+    try {
+      response = await transport.request({
+        method: "GET",
+        path: resource.path,
+        query: listQuery(resource, pageSize, continueToken),
+        signal: controller.signal,
+      });
+      if (response.status !== 200) throw await failure(response, `Cannot list ${label}`);
+      return JSON.parse(await response.text()) as {
+        items?: unknown;
+        metadata?: { resourceVersion?: unknown; continue?: unknown };
+      };
+    } catch (err) {
+      if (timedOut) {
+        throw new ApiConnectionError(`Cannot list ${label}: no answer within ${listTimeoutMs} ms`);
+      }
+      throw err;
+    } finally {
+      clock.clearTimeout(timer);
+      signal.removeEventListener("abort", stop);
+      await response?.close();
+    }
+  }
+
   async function list(signal: AbortSignal): Promise<void> {
     const items: KubeObject[] = [];
     let continueToken = "";
     let resourceVersion = "";
     do {
-      const response = await transport.request({
-        method: "GET",
-        path: resource.path,
-        query: listQuery(resource, pageSize, continueToken),
-        signal,
-      });
-      try {
-        if (response.status !== 200) throw await failure(response, `Cannot list ${label}`);
-        const body = JSON.parse(await response.text()) as {
-          items?: unknown;
-          metadata?: { resourceVersion?: unknown; continue?: unknown };
-        };
-        if (!Array.isArray(body?.items)) {
-          throw new Error(`Cannot list ${label}: the answer has no "items" array`);
-        }
-        for (const item of body.items as KubeObject[]) {
-          if (typeof item?.metadata?.name === "string" && item.metadata.name !== "") {
-            items.push(item);
-          } else logger.warn("Skipping a listed object without a name", { kind: resource.kind });
-        }
-        const meta = body.metadata ?? {};
-        continueToken = typeof meta.continue === "string" ? meta.continue : "";
-        resourceVersion = typeof meta.resourceVersion === "string" ? meta.resourceVersion : "";
-      } finally {
-        await response.close();
+      const body = await listPage(signal, continueToken);
+      if (!Array.isArray(body?.items)) {
+        throw new Error(`Cannot list ${label}: the answer has no "items" array`);
       }
+      for (const item of body.items as KubeObject[]) {
+        if (typeof item?.metadata?.name === "string" && item.metadata.name !== "") {
+          items.push(item);
+        } else logger.warn("Skipping a listed object without a name", { kind: resource.kind });
+      }
+      const meta = body.metadata ?? {};
+      continueToken = typeof meta.continue === "string" ? meta.continue : "";
+      resourceVersion = typeof meta.resourceVersion === "string" ? meta.resourceVersion : "";
     } while (continueToken !== "" && !signal.aborted);
     if (signal.aborted) return;
     const { changes, next } = diffRelist(cache, items);

@@ -1,15 +1,15 @@
 /**
- * The one place HTTP happens. Every request is authenticated by client-node's KubeConfig
- * (`applySecurityAuthentication`: bearer token, token file, client certificate, exec plugin,
- * cluster CA) and sent with client-node's own fetch (undici with the dispatcher KubeConfig
- * builds), so no TLS or auth handling is hand-written here.
+ * The one place HTTP happens. Credentials and TLS material come from client-node's KubeConfig
+ * (`applyToHTTPSOptions`: bearer token, token file, exec plugin, client certificate, cluster
+ * CA, basic auth), so none of that is hand-written here; the request itself goes through Deno's
+ * own fetch with a `Deno.createHttpClient` holding that material.
+ *
+ * Why not client-node's own fetch (undici, which works for TLS and client certificates under
+ * Deno 2.9.6): when the server drops a streaming connection, undici over Deno's node:net never
+ * ends or errors the body, and aborting leaves a pending read hanging, so a cut watch would
+ * only be noticed by the idle timeout. Deno's fetch reports both at once.
  */
-import {
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  type KubeConfig,
-  RequestContext,
-} from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { ApiConnectionError } from "./api_errors.ts";
 import { type RequestLimiter, unlimited } from "./rate_limiter.ts";
 
@@ -33,7 +33,7 @@ export interface ApiResponse {
   readonly body: ReadableStream<Uint8Array> | null;
   /** Reads the whole body as text. */
   text(): Promise<string>;
-  /** Releases the connection; safe to call more than once. */
+  /** Releases the body and the connection; safe to call more than once. */
   close(): Promise<void>;
 }
 
@@ -52,9 +52,21 @@ export interface KubeTransportOptions {
   readonly userAgent?: string;
 }
 
-/** What client-node's dispatcher (an undici Agent) offers for cleanup. */
-interface Closable {
-  destroy?(): Promise<void>;
+/** What one request needs, as KubeConfig resolved it. */
+export interface ResolvedCredentials {
+  readonly headers: Record<string, string>;
+  readonly client: Deno.CreateHttpClientOptions & { cert?: string; key?: string };
+}
+
+/** The fields of https.RequestOptions that KubeConfig.applyToHTTPSOptions fills in. */
+interface HttpsOptions {
+  headers: Record<string, unknown>;
+  ca?: Uint8Array | string;
+  cert?: Uint8Array | string;
+  key?: Uint8Array | string;
+  auth?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
 }
 
 function errorMessage(err: unknown): string {
@@ -66,6 +78,36 @@ function errorMessage(err: unknown): string {
   return err.message;
 }
 
+function pem(v: Uint8Array | string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  return typeof v === "string" ? v : new TextDecoder().decode(v);
+}
+
+/**
+ * Asks the KubeConfig for the current credentials (tokens and exec plugins are re-evaluated
+ * on every call, as they expire) and maps them onto headers and Deno.createHttpClient options.
+ */
+export async function resolveCredentials(kubeConfig: KubeConfig): Promise<ResolvedCredentials> {
+  const opts: HttpsOptions = { headers: {} };
+  // deno-lint-ignore no-explicit-any
+  await kubeConfig.applyToHTTPSOptions(opts as any);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.headers)) headers[k] = String(v);
+  if (opts.auth) headers.Authorization = `Basic ${btoa(opts.auth)}`;
+  const ca = pem(opts.ca);
+  const cert = pem(opts.cert);
+  const key = pem(opts.key);
+  const proxy = kubeConfig.getCurrentCluster()?.proxyUrl;
+  return {
+    headers,
+    client: {
+      ...(ca ? { caCerts: [ca] } : {}),
+      ...(cert && key ? { cert, key } : {}),
+      ...(proxy ? { proxy: { url: proxy } } : {}),
+    },
+  };
+}
+
 /** Creates the real transport over a loaded KubeConfig. */
 export function createKubeTransport(
   kubeConfig: KubeConfig,
@@ -73,63 +115,75 @@ export function createKubeTransport(
 ): ApiTransport {
   const limiter = options.limiter ?? unlimited;
   const userAgent = options.userAgent ?? "deno-kube-proxy";
-  const http = new IsomorphicFetchHttpLibrary();
   const server = kubeConfig.getCurrentCluster()?.server ?? "";
 
   return {
     server,
     async request(request: ApiRequest): Promise<ApiResponse> {
       await limiter.wait(request.signal);
-      const cluster = kubeConfig.getCurrentCluster();
-      if (!cluster) throw new ApiConnectionError("The kubeconfig has no current cluster");
-      const url = new URL(cluster.server + request.path);
+      const url = new URL(server + request.path);
       for (const [k, v] of Object.entries(request.query ?? {})) url.searchParams.set(k, v);
-      const context = new RequestContext(url.toString(), HttpMethod[request.method]);
-      context.setHeaderParam("Accept", "application/json");
-      context.setHeaderParam("User-Agent", userAgent);
-      if (request.body !== undefined) {
-        context.setHeaderParam("Content-Type", "application/json");
-        context.setBody(JSON.stringify(request.body));
-      }
+      let credentials: ResolvedCredentials;
       try {
-        await kubeConfig.applySecurityAuthentication(context);
+        credentials = await resolveCredentials(kubeConfig);
       } catch (err) {
         throw new ApiConnectionError(
           `Cannot prepare credentials for ${server}: ${errorMessage(err)}`,
           { cause: err },
         );
       }
-      if (request.signal) context.setSignal(request.signal);
-      // KubeConfig builds a fresh undici Agent per request; destroy it so no socket outlives us.
-      const dispatcher = context.getDispatcher() as Closable | undefined;
+      // One client per request, closed with the response: no pooled socket outlives its
+      // request, and rotated certificates are picked up by the next request.
+      const client = Deno.createHttpClient(credentials.client);
       let closed = false;
-      const close = async () => {
+      const closeClient = () => {
         if (closed) return;
         closed = true;
-        await dispatcher?.destroy?.().catch(() => {});
+        client.close();
       };
-      let response;
+      let response: Response;
       try {
-        response = await http.send(context).toPromise();
+        response = await fetch(url, {
+          method: request.method,
+          client,
+          headers: {
+            ...credentials.headers,
+            Accept: "application/json",
+            "User-Agent": userAgent,
+            ...(request.body !== undefined ? { "Content-Type": "application/json" } : {}),
+          },
+          ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+          ...(request.signal ? { signal: request.signal } : {}),
+        });
       } catch (err) {
-        await close();
+        closeClient();
+        if (request.signal?.aborted) throw err;
         throw new ApiConnectionError(
           `Cannot reach the API server ${server}: ${errorMessage(err)}`,
           { cause: err },
         );
       }
-      const body = (response.body.stream() ?? null) as ReadableStream<Uint8Array> | null;
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => headers[name.toLowerCase()] = value);
+      const body = response.body;
       return {
-        status: response.httpStatusCode,
-        headers: response.headers,
+        status: response.status,
+        headers,
         body,
         async text() {
-          if (!body) return "";
-          return await new Response(body).text();
+          try {
+            return await response.text();
+          } catch (err) {
+            if (request.signal?.aborted) throw err;
+            throw new ApiConnectionError(
+              `Cannot read the answer of ${server}: ${errorMessage(err)}`,
+              { cause: err },
+            );
+          }
         },
         async close() {
-          if (body && !closed) await body.cancel().catch(() => {});
-          await close();
+          if (body && !body.locked) await body.cancel().catch(() => {});
+          closeClient();
         },
       };
     },
