@@ -103,6 +103,9 @@ export async function runCommand(
         healthCheckAddresses(config.nodePortAddresses, states.flatMap((s) => s.node.ips)),
       ),
   });
+  // The initial state counts as queued: if no first sync follows (API server unreachable,
+  // wrong credentials), /healthz turns 503 after 2 x syncPeriod instead of staying 200.
+  app.health.queued(Date.now());
   proxyHealthy = () => app.health.status().healthy;
   const nodeEligible = () => {
     const node = app.tracker.node();

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { CommandFailure } from "../../lib/app/commands.ts";
+import { createStateSource } from "../../lib/app/state_source.ts";
+import { defaultConfig } from "../../lib/config/mod.ts";
+import { createMemoryLogger } from "../../lib/log/mod.ts";
+import type { ObjectSink } from "../../lib/source/mod.ts";
+
+const sink: ObjectSink = { onEvent: () => {}, onSynced: () => {} };
+
+Deno.test("createStateSource() reads manifests when --manifests is given", () => {
+  const config = { ...defaultConfig(), manifests: "/nonexistent/cluster.yaml" };
+  const source = createStateSource(config, createMemoryLogger())(sink);
+  assert.equal(typeof (source as { stopped?: unknown }).stopped, "function");
+});
+
+Deno.test("createStateSource() watches the API server of --kubeconfig otherwise", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kw-state-source-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/kubeconfig`,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
+        users: [{ name: "u", user: { token: "t" } }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+      }),
+    );
+    const base = defaultConfig();
+    const config = {
+      ...base,
+      clientConnection: { ...base.clientConnection, kubeconfig: `${dir}/kubeconfig` },
+    };
+    const logger = createMemoryLogger();
+    const source = createStateSource(config, logger)(sink);
+    assert.equal(typeof (source as { stats?: unknown }).stats, "function");
+    assert.ok(logger.lines.some((l) => l.includes("Using the API server")));
+    // The default content type is protobuf, which this client does not speak.
+    assert.ok(logger.lines.some((l) => l.includes("Content type is not supported; using JSON")));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("createStateSource() without any source fails with exit code 1 and says what to pass", () => {
+  assert.throws(
+    () => createStateSource(defaultConfig(), createMemoryLogger(), { env: () => undefined }),
+    (e: unknown) =>
+      e instanceof CommandFailure && e.code === 1 &&
+      /pass --kubeconfig FILE or --master URL.*--manifests PATH/.test(e.message),
+  );
+});
