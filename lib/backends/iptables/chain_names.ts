@@ -60,9 +60,23 @@ export function chainHash(input: string): string {
   return base32(new Uint8Array(digest)).slice(0, 16);
 }
 
+/** What a service port's SVC/SVL/EXT/FW hash is taken of: `servicePortName + protocol`. */
+export function portProtoHashInput(servicePortName: string, protocol: string): string {
+  return servicePortName + protocol.toLowerCase();
+}
+
+/** What an endpoint's SEP hash is taken of: `servicePortName + protocol + "ip:port"`. */
+export function endpointHashInput(
+  servicePortName: string,
+  protocol: string,
+  endpointAddress: string,
+): string {
+  return servicePortName + protocol.toLowerCase() + endpointAddress;
+}
+
 /** Hash of one service port: `servicePortName + lower-case protocol`. */
 export function portProtoHash(servicePortName: string, protocol: string): string {
-  return chainHash(servicePortName + protocol.toLowerCase());
+  return chainHash(portProtoHashInput(servicePortName, protocol));
 }
 
 /** KUBE-SVC-<hash>: dispatches to the endpoints used under the Cluster traffic policy. */
@@ -91,7 +105,7 @@ export function servicePortEndpointChain(
   protocol: string,
   endpointAddress: string,
 ): string {
-  return SEP_PREFIX + chainHash(servicePortName + protocol.toLowerCase() + endpointAddress);
+  return SEP_PREFIX + chainHash(endpointHashInput(servicePortName, protocol, endpointAddress));
 }
 
 /** True for per-service chains (SVC/SVL/EXT/FW/SEP) that stale-chain cleanup may delete. */

@@ -1,4 +1,5 @@
 /** Public face of lib/backends/iptables: the renderer, the applier, flavour detection, cleanup. */
+export * from "./chain_name_cache.ts";
 export * from "./chain_names.ts";
 export * from "./cleanup.ts";
 export * from "./flavour.ts";
@@ -10,6 +11,7 @@ export * from "./render.ts";
 export * from "./render_endpoints.ts";
 export * from "./render_options.ts";
 export * from "./render_service.ts";
+export * from "./render_service_chains.ts";
 export * from "./restore_payload.ts";
 export * from "./rule_buffer.ts";
 export * from "./save_parser.ts";

@@ -6,6 +6,7 @@ import type { BackendMetrics, ProxyBackend, SyncReport } from "../backend.ts";
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
+import { ChainNameCache } from "./chain_name_cache.ts";
 import { isServiceChainName, KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
 import { cleanupIptables } from "./cleanup.ts";
 import {
@@ -21,7 +22,10 @@ import type { IptablesRenderOptions } from "./render_options.ts";
 import { buildRestorePayload, type RestorePlan } from "./restore_payload.ts";
 import { parseIptablesSave } from "./save_parser.ts";
 
-/** How to build an iptables proxier; everything but `family` has upstream's default. */
+/**
+ * How to build an iptables proxier; everything but `family` has upstream's default. The
+ * inherited `chainNames` defaults to a cache this proxier keeps for its lifetime.
+ */
 export interface IptablesProxierOptions extends IptablesRenderOptions {
   readonly family: IPFamily;
   readonly runner?: CommandRunner;
@@ -46,6 +50,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   const metrics = options.metrics ?? noMetrics;
   const flavour = options.flavour ?? "nft";
   const bins = iptablesBinaries(options.family, flavour);
+  const chainNames = options.chainNames ?? new ChainNameCache();
 
   let needFullSync = true;
   let synced = false;
@@ -77,17 +82,18 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   const withLocalAddresses = async (state: ProxyState): Promise<IptablesRenderOptions> => {
     const lister = options.listLocalAddresses;
     const cidrs = (options.nodePortAddresses ?? []).filter((a) => a !== "primary");
-    if (lister === undefined || cidrs.length === 0) return options;
+    if (lister === undefined || cidrs.length === 0) return { ...options, chainNames };
     try {
       const found = await lister(state.family);
-      return { ...options, localAddresses: [...new Set([...found, ...state.node.ips])] };
+      const localAddresses = [...new Set([...found, ...state.node.ips])];
+      return { ...options, chainNames, localAddresses };
     } catch (err) {
       // Upstream logs and goes on with what it has; NodePorts on the node IPs still work.
       logger.error("Failed to list the node's addresses for nodePortAddresses", {
         family: state.family,
         err,
       });
-      return options;
+      return { ...options, chainNames };
     }
   };
 
@@ -98,7 +104,17 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       );
     }
     const full = needFullSync || state.forceFullSync;
-    const rules = renderIptables(state, await withLocalAddresses(state));
+    // A partial sync writes the chains of changed service ports, plus those of any service
+    // port owning a chain we have not programmed (yet); the rest are only named and counted.
+    const include = new Set<string>();
+    const writeServiceChains = (key: string, chains: readonly string[]): boolean => {
+      if (!full && !state.changed.has(key) && chains.every((c) => ownedChains.has(c))) {
+        return false;
+      }
+      include.add(key);
+      return true;
+    };
+    const rules = renderIptables(state, await withLocalAddresses(state), { writeServiceChains });
     for (const s of rules.skipped) {
       logger.warn("Skipping service port with an untrusted value", {
         service: s.key,
@@ -108,13 +124,6 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
 
     let payload: string;
     try {
-      // Besides changed services, rewrite any service whose chains we do not own yet.
-      const include = new Set(state.changed);
-      for (const line of rules.natChains) {
-        if (line.owner !== null && !ownedChains.has(line.text.slice(1, line.text.indexOf(" ")))) {
-          include.add(line.owner);
-        }
-      }
       const plan: RestorePlan = full ? await fullPlan(rules.activeNatChains) : {
         includeService: (key) => include.has(key),
         staleNatChains: [...ownedChains].filter((c) => !rules.activeNatChains.has(c)).sort(),

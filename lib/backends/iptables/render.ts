@@ -21,6 +21,7 @@ import {
 } from "./render_options.ts";
 import { type OwnedLine, quoted, RuleBuffers } from "./rule_buffer.ts";
 import { renderServicePort } from "./render_service.ts";
+import { ChainNameCache } from "./chain_name_cache.ts";
 
 /** Upstream switches to "large cluster mode" (no per-endpoint comments) above this. */
 export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;
@@ -38,13 +39,16 @@ export interface IptablesRuleSet {
   readonly filterChains: readonly string[];
   /** `-A` lines of the filter table. */
   readonly filterRules: readonly string[];
-  /** nat chain lines; owner = service port key, or null for top-level chains. */
+  /**
+   * nat chain lines; owner = service port key, or null for top-level chains. Service ports
+   * the scope left out have no lines here.
+   */
   readonly natChains: readonly OwnedLine[];
   /** nat rules in upstream's order; owner as for natChains. */
   readonly natRules: readonly OwnedLine[];
-  /** Every per-service nat chain (SVC/SVL/EXT/FW/SEP) this render uses. */
+  /** Every per-service nat chain (SVC/SVL/EXT/FW/SEP) this render uses, written or not. */
   readonly activeNatChains: ReadonlySet<string>;
-  /** Rules per table (kubeproxy_sync_proxy_rules_iptables_total). */
+  /** Rules per table, left-out ones included (kubeproxy_sync_proxy_rules_iptables_total). */
   readonly ruleCounts: { readonly nat: number; readonly filter: number };
   /** Service ports with ETP/ITP Local and no local endpoints, as upstream's gauge. */
   readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
@@ -238,10 +242,20 @@ function writeTail(b: RuleBuffers, config: ResolvedRenderConfig): void {
   );
 }
 
+/** Which service ports of a render get their own chains written (a partial sync's choice). */
+export interface IptablesRenderScope {
+  /**
+   * Whether to write the own chains of service port `key`, which are named `chains`; default
+   * all. Left-out service ports still get their top-level rules and are still counted.
+   */
+  readonly writeServiceChains?: (key: string, chains: readonly string[]) => boolean;
+}
+
 /** Renders every rule of one family; service ports are visited in sorted key order. */
 export function renderIptables(
   state: ProxyState,
   options: IptablesRenderOptions = {},
+  scope: IptablesRenderScope = {},
 ): IptablesRuleSet {
   const config = resolveRenderConfig(state, options);
   const buffers = new RuleBuffers();
@@ -250,12 +264,15 @@ export function renderIptables(
   const ctx = {
     config,
     buffers,
+    chainNames: options.chainNames ?? new ChainNameCache(),
     largeClusterMode: state.totalEndpoints > LARGE_CLUSTER_ENDPOINTS_THRESHOLD,
+    writeServiceChains: scope.writeServiceChains ?? (() => true),
   };
   const active = new Set<string>();
   const skipped: SkippedServicePort[] = [];
   let internal = 0;
   let external = 0;
+  let omittedNatRules = 0;
   for (const key of [...state.services.keys()].sort()) {
     const sps = state.services.get(key)!;
     const reason = untrustedValue(sps, state.family);
@@ -265,6 +282,7 @@ export function renderIptables(
     }
     const result = renderServicePort(ctx, key, sps);
     for (const chain of result.chains) active.add(chain);
+    omittedNatRules += result.omittedNatRules;
     if (result.noLocalEndpointsInternal) internal++;
     if (result.noLocalEndpointsExternal) external++;
   }
@@ -278,7 +296,7 @@ export function renderIptables(
     natRules: buffers.natRules,
     activeNatChains: active,
     ruleCounts: {
-      nat: buffers.natRules.filter((l) => l.text.startsWith("-A ")).length,
+      nat: buffers.natRules.filter((l) => l.text.startsWith("-A ")).length + omittedNatRules,
       filter: buffers.filterRules.length,
     },
     noLocalEndpoints: { internal, external },

@@ -3,12 +3,15 @@
  * KUBE-SVC/KUBE-SVL chain and the KUBE-SEP chain of each endpoint.
  */
 import type { Endpoint, ServicePort } from "../../proxy/mod.ts";
-import { KUBE_MARK_MASQ, servicePortEndpointChain } from "./chain_names.ts";
-import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
+import type { ChainNameCache } from "./chain_name_cache.ts";
+import { KUBE_MARK_MASQ } from "./chain_names.ts";
+import { type NatRuleSink, quoted, type RulePart } from "./rule_buffer.ts";
 
 /** What the endpoint writers need to know about the service port. */
 export interface EndpointRenderContext {
-  readonly buffers: RuleBuffers;
+  readonly buffers: NatRuleSink;
+  /** Memo of the SEP name hashes. */
+  readonly chainNames: ChainNameCache;
   /** The servicePortKey owning the lines. */
   readonly key: string;
   /** `ns/name:port`. */
@@ -25,9 +28,14 @@ export function probability(n: number): string {
   return (1 / n).toFixed(10);
 }
 
-/** SEP chain of one endpoint of one service port. */
-export function endpointChainName(nameString: string, protocol: string, ep: Endpoint): string {
-  return servicePortEndpointChain(nameString, protocol, ep.address);
+/** SEP chain of one endpoint of one service port (servicePortEndpointChain, memoized). */
+export function endpointChainName(
+  names: ChainNameCache,
+  nameString: string,
+  protocol: string,
+  ep: Endpoint,
+): string {
+  return names.endpointChain(nameString, protocol, ep.address);
 }
 
 function comment(ctx: EndpointRenderContext, text: string): RulePart {
@@ -43,7 +51,7 @@ export function writeServiceToEndpointRules(
   const { buffers: b, key, name, protocol, info } = ctx;
   if (info.stickyMaxAgeSeconds > 0) {
     for (const ep of endpoints) {
-      const sep = endpointChainName(name, protocol, ep);
+      const sep = endpointChainName(ctx.chainNames, name, protocol, ep);
       const recent = ["-m", "recent", "--name", sep, "--rcheck", "--seconds"];
       b.nat(
         key,
@@ -59,7 +67,7 @@ export function writeServiceToEndpointRules(
     }
   }
   endpoints.forEach((ep, i) => {
-    const sep = endpointChainName(name, protocol, ep);
+    const sep = endpointChainName(ctx.chainNames, name, protocol, ep);
     const random: RulePart = i < endpoints.length - 1
       ? ["-m", "statistic", "--mode", "random", "--probability", probability(endpoints.length - i)]
       : [];
@@ -70,7 +78,7 @@ export function writeServiceToEndpointRules(
 /** Writes one endpoint's KUBE-SEP chain (hairpin masquerade, DNAT) and returns its name. */
 export function writeEndpointChain(ctx: EndpointRenderContext, ep: Endpoint): string {
   const { buffers: b, key, name, protocol, info } = ctx;
-  const sep = endpointChainName(name, protocol, ep);
+  const sep = endpointChainName(ctx.chainNames, name, protocol, ep);
   const head: RulePart = ["-A", sep, comment(ctx, name)].flat();
   b.nat(key, head, "-s", ep.ip, "-j", KUBE_MARK_MASQ);
   const affinity: RulePart = info.stickyMaxAgeSeconds > 0

@@ -5,6 +5,7 @@
 import { cidrContains, parseCIDR } from "../../net/mod.ts";
 import type { CIDR } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
+import type { ChainNameCache } from "./chain_name_cache.ts";
 import { type DetectLocalMode, localTrafficDetector } from "./local_detector.ts";
 
 /** What the renderer needs besides the ProxyState; every field has upstream's default. */
@@ -37,6 +38,11 @@ export interface IptablesRenderOptions {
   readonly randomFully?: boolean;
   /** nf_conntrack_tcp_be_liberal is set, so INVALID packets must not be dropped. */
   readonly conntrackTCPLiberal?: boolean;
+  /**
+   * Memo of chain-name hashes, kept across renders by a proxier; default a fresh cache per
+   * render. It never changes the output, only how often SHA-256 runs.
+   */
+  readonly chainNames?: ChainNameCache;
 }
 
 /** The options resolved against one state's family: what the rule writers consume. */

@@ -1,38 +1,40 @@
 /**
  * The rules of one service port, block for block as upstream's syncProxyRules writes them:
  * KUBE-SERVICES/KUBE-NODEPORTS captures (top-level), filter REJECT/DROP rules, then the
- * service's own SVC/SVL/EXT/FW/SEP chains (owned by the service port, skippable in a
- * partial sync).
+ * service's own SVC/SVL/EXT/FW/SEP chains (render_service_chains.ts; owned by the service
+ * port, and only counted, not written, when the caller says it need not be rewritten).
  */
-import { cidrContains, cidrString, parseCIDR } from "../../net/mod.ts";
 import { servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
 import {
   KUBE_EXTERNAL_SERVICES,
-  KUBE_MARK_MASQ,
   KUBE_NODEPORTS,
   KUBE_PROXY_FIREWALL,
   KUBE_SERVICES,
-  serviceExternalChain,
-  serviceFirewallChain,
-  servicePortPolicyClusterChain,
-  servicePortPolicyLocalChain,
 } from "./chain_names.ts";
-import type { ResolvedRenderConfig } from "./render_options.ts";
-import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
-import { writeEndpointChain, writeServiceToEndpointRules } from "./render_endpoints.ts";
+import {
+  type ServiceChainsContext,
+  servicePortOwnChains,
+  type ServicePortPlan,
+  writeServicePortChains,
+} from "./render_service_chains.ts";
+import { NatRuleCounter, quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
 
 /** Per-render context shared by every service port. */
-export interface ServiceRenderContext {
-  readonly config: ResolvedRenderConfig;
+export interface ServiceRenderContext extends ServiceChainsContext {
   readonly buffers: RuleBuffers;
-  /** Above 1000 endpoints upstream drops the per-endpoint comments. */
-  readonly largeClusterMode: boolean;
+  /**
+   * Whether to write the own chains of service port `key` (named `chains`); when false only
+   * their rules are counted. Top-level rules are always written.
+   */
+  readonly writeServiceChains: (key: string, chains: readonly string[]) => boolean;
 }
 
 /** Which ServiceNoLocalEndpoints metrics a service port contributes to. */
 export interface ServiceRenderResult {
-  /** nat chains this service port owns in this render. */
+  /** nat chains this service port owns in this render, written or not. */
   readonly chains: readonly string[];
+  /** Rules of its own chains that were counted but not written. */
+  readonly omittedNatRules: number;
   readonly noLocalEndpointsInternal: boolean;
   readonly noLocalEndpointsExternal: boolean;
 }
@@ -43,7 +45,7 @@ export function renderServicePort(
   key: string,
   sps: ServicePortState,
 ): ServiceRenderResult {
-  const { config, buffers: b } = ctx;
+  const { buffers: b } = ctx;
   const info = sps.info;
   const name = servicePortNameString(info.name);
   const protocol = info.protocol.toLowerCase();
@@ -60,24 +62,19 @@ export function renderServicePort(
   const usesLocalEndpoints = internalPolicyLocal || externalPolicyLocal;
 
   const hasEndpoints = sps.hasAnyEndpoints;
-  const clusterPolicyChain = servicePortPolicyClusterChain(name, protocol);
+  // Names are hashed on first use: a service port without endpoints never needs them.
+  const chains = ctx.chainNames.servicePortChains(name, protocol);
   const usesClusterPolicyChain = sps.clusterEndpoints.length > 0 && usesClusterEndpoints;
-  const localPolicyChain = servicePortPolicyLocalChain(name, protocol);
   const usesLocalPolicyChain = sps.localEndpoints.length > 0 && usesLocalEndpoints;
 
-  const internalTrafficChain = internalPolicyLocal ? localPolicyChain : clusterPolicyChain;
   const hasInternalEndpoints = hasEndpoints &&
     !(internalPolicyLocal && sps.localEndpoints.length === 0);
-  const externalPolicyChain = externalPolicyLocal ? localPolicyChain : clusterPolicyChain;
   const hasExternalEndpoints = hasEndpoints &&
     !(externalPolicyLocal && sps.localEndpoints.length === 0);
-  const externalTrafficChain = serviceExternalChain(name, protocol);
   const usesExternalTrafficChain = hasEndpoints && externallyAccessible;
 
-  const fwChain = serviceFirewallChain(name, protocol);
   const usesFWChain = hasEndpoints && info.loadBalancerIPs.length > 0 &&
     info.loadBalancerSourceRanges.length > 0;
-  const loadBalancerTrafficChain = usesFWChain ? fwChain : externalTrafficChain;
 
   let internalFilterTarget = "";
   let internalFilterComment = "";
@@ -107,7 +104,7 @@ export function renderServicePort(
       comment(quoted(`${name} cluster IP`)),
       clusterIPMatch,
       "-j",
-      internalTrafficChain,
+      internalPolicyLocal ? chains.local : chains.cluster,
     );
   } else {
     b.filter(
@@ -131,7 +128,7 @@ export function renderServicePort(
         comment(quoted(`${name} external IP`)),
         match,
         "-j",
-        externalTrafficChain,
+        chains.external,
       );
     }
     if (!hasExternalEndpoints) {
@@ -157,14 +154,14 @@ export function renderServicePort(
         comment(quoted(`${name} loadbalancer IP`)),
         match,
         "-j",
-        loadBalancerTrafficChain,
+        usesFWChain ? chains.firewall : chains.external,
       );
     }
     if (usesFWChain) {
       b.filter(
         "-A",
         KUBE_PROXY_FIREWALL,
-        comment(quoted(`${name} traffic not accepted by ${fwChain}`)),
+        comment(quoted(`${name} traffic not accepted by ${chains.firewall}`)),
         match,
         "-j",
         "DROP",
@@ -201,7 +198,7 @@ export function renderServicePort(
         "--dport",
         nodePort,
         "-j",
-        externalTrafficChain,
+        chains.external,
       );
     }
     if (!hasExternalEndpoints) {
@@ -239,128 +236,37 @@ export function renderServicePort(
     );
   }
 
-  // From here on: the service's own chains.
-  const chains: string[] = [];
-  const declare = (chain: string) => {
-    b.natChain(key, chain);
-    chains.push(chain);
-  };
-
-  if (hasInternalEndpoints) {
-    const args: RulePart = [comment(quoted(`${name} cluster IP`)), clusterIPMatch].flat();
-    if (config.masqueradeAll) {
-      b.nat(key, "-A", internalTrafficChain, args, "-j", KUBE_MARK_MASQ);
-    } else if (config.ifNotLocal !== null) {
-      // Off-cluster traffic to a service VIP may bounce off-node: masquerade it.
-      b.nat(key, "-A", internalTrafficChain, args, config.ifNotLocal, "-j", KUBE_MARK_MASQ);
-    }
-  }
-
-  if (usesExternalTrafficChain) {
-    declare(externalTrafficChain);
-    if (!externalPolicyLocal) {
-      b.nat(
-        key,
-        "-A",
-        externalTrafficChain,
-        comment(quoted(`masquerade traffic for ${name} external destinations`)),
-        "-j",
-        KUBE_MARK_MASQ,
-      );
-    } else {
-      if (config.ifLocal !== null) {
-        b.nat(
-          key,
-          "-A",
-          externalTrafficChain,
-          comment(quoted(`pod traffic for ${name} external destinations`)),
-          config.ifLocal,
-          "-j",
-          clusterPolicyChain,
-        );
-      }
-      b.nat(
-        key,
-        "-A",
-        externalTrafficChain,
-        comment(quoted(`masquerade LOCAL traffic for ${name} external destinations`)),
-        "-m",
-        "addrtype",
-        "--src-type",
-        "LOCAL",
-        "-j",
-        KUBE_MARK_MASQ,
-      );
-      b.nat(
-        key,
-        "-A",
-        externalTrafficChain,
-        comment(quoted(`route LOCAL traffic for ${name} external destinations`)),
-        "-m",
-        "addrtype",
-        "--src-type",
-        "LOCAL",
-        "-j",
-        clusterPolicyChain,
-      );
-    }
-    if (hasExternalEndpoints) {
-      b.nat(key, "-A", externalTrafficChain, "-j", externalPolicyChain);
-    }
-  }
-
-  if (usesFWChain) {
-    declare(fwChain);
-    const fwArgs: RulePart = [
-      "-A",
-      fwChain,
-      "-m",
-      "comment",
-      "--comment",
-      quoted(`${name} loadbalancer IP`),
-    ];
-    let allowFromNode = false;
-    for (const range of info.loadBalancerSourceRanges) {
-      const cidr = parseCIDR(range);
-      if (cidr === null) continue; // untrustedValue() already rejected these
-      b.nat(key, fwArgs, "-s", cidrString(cidr), "-j", externalTrafficChain);
-      if (config.nodeIPs.some((ip) => cidrContains(cidr, ip))) allowFromNode = true;
-    }
-    if (allowFromNode) {
-      for (const ip of info.loadBalancerIPs) {
-        b.nat(key, fwArgs, "-s", ip, "-j", externalTrafficChain);
-      }
-    }
-    b.nat(
-      key,
-      "-A",
-      fwChain,
-      comment(quoted(`other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL`)),
-    );
-  }
-
-  const endpointCtx = {
-    buffers: b,
+  // From here on: the service's own chains, left out when unchanged in a partial sync.
+  const plan: ServicePortPlan = {
     key,
+    sps,
     name,
     protocol,
-    info,
-    largeClusterMode: ctx.largeClusterMode,
+    chains,
+    internalPolicyLocal,
+    externalPolicyLocal,
+    hasInternalEndpoints,
+    hasExternalEndpoints,
+    usesExternalTrafficChain,
+    usesFWChain,
+    usesClusterPolicyChain,
+    usesLocalPolicyChain,
+    clusterIPMatch,
   };
-  if (usesClusterPolicyChain) {
-    declare(clusterPolicyChain);
-    writeServiceToEndpointRules(endpointCtx, clusterPolicyChain, sps.clusterEndpoints);
-  }
-  if (usesLocalPolicyChain) {
-    declare(localPolicyChain);
-    writeServiceToEndpointRules(endpointCtx, localPolicyChain, sps.localEndpoints);
-  }
-  for (const ep of sps.allReachableEndpoints) {
-    declare(writeEndpointChain(endpointCtx, ep));
+  const ownChains = servicePortOwnChains(ctx.chainNames, plan);
+  let omittedNatRules = 0;
+  if (ctx.writeServiceChains(key, ownChains)) {
+    for (const chain of ownChains) b.natChain(key, chain);
+    writeServicePortChains(ctx, b, plan);
+  } else {
+    const counter = new NatRuleCounter();
+    writeServicePortChains(ctx, counter, plan);
+    omittedNatRules = counter.count;
   }
 
   return {
-    chains,
+    chains: ownChains,
+    omittedNatRules,
     noLocalEndpointsInternal: hasEndpoints && !hasInternalEndpoints,
     noLocalEndpointsExternal: hasEndpoints && !hasExternalEndpoints,
   };

@@ -123,3 +123,53 @@ export function key(
 ): string {
   return servicePortKey({ namespace, name, port, protocol });
 }
+
+/**
+ * `n` deterministic service ports mixing every feature the renderer branches on: protocols,
+ * NodePorts, externalIPs, load balancers with and without source ranges, session affinity,
+ * traffic policies, local, non-ready and missing endpoints. `generation` moves the endpoints.
+ */
+export function variedServicePorts(
+  n: number,
+  family: IPFamily = "IPv4",
+  generation = 0,
+): ServicePortState[] {
+  const v6 = family === "IPv6";
+  const out: ServicePortState[] = [];
+  for (let i = 0; i < n; i++) {
+    const bit = (k: number) => ((i * 7 + generation) >> k) % 2 === 1;
+    const nodePort = bit(0) || i % 5 === 0;
+    const lb = i % 4 === 1;
+    const external = i % 6 === 2;
+    const accessible = nodePort || lb || external;
+    const info = svc({
+      name: `s${i}`,
+      namespace: i % 2 === 0 ? "ns1" : "ns2",
+      portName: ["p80", "", "http"][i % 3]!,
+      protocol: (["TCP", "UDP", "SCTP"] as const)[i % 3]!,
+      clusterIP: v6 ? `fd00:30::${(i + 1).toString(16)}` : `172.30.${i >> 8}.${(i % 250) + 1}`,
+      port: 80 + (i % 5),
+      nodePort: nodePort || lb ? 30000 + i : 0,
+      externalIPs: external ? [v6 ? `fd00:40::${i + 1}` : `198.51.100.${(i % 250) + 1}`] : [],
+      loadBalancerIPs: lb ? [v6 ? `fd00:50::${i + 1}` : `203.0.114.${(i % 250) + 1}`] : [],
+      loadBalancerSourceRanges: lb && bit(1)
+        ? (v6 ? ["fd00:20::/64"] : ["192.168.0.0/24", "203.0.113.0/24"])
+        : [],
+      stickyMaxAgeSeconds: i % 5 === 3 ? 10800 : 0,
+      externalPolicyLocal: accessible && bit(2),
+      // Not ITP Local together with ETP Local: the renderer then jumps from KUBE-EXT to a
+      // KUBE-SVC chain it does not declare (its usesClusterEndpoints differs from lib/proxy's).
+      internalPolicyLocal: i % 7 === 4 && !(accessible && bit(2)),
+      healthCheckNodePort: accessible && bit(2) ? 32000 + i : 0,
+    });
+    const endpoints: Endpoint[] = [];
+    for (let k = 0; k < i % 4; k++) {
+      const ip = v6
+        ? `fd00:10::${i.toString(16)}:${k}:${generation}`
+        : `10.${i % 200}.${k}.${generation + 1}`;
+      endpoints.push(ep(ip, 8080 + k, { isLocal: (i + k) % 3 === 0, ready: (i + k) % 9 !== 8 }));
+    }
+    out.push(sps(info, endpoints));
+  }
+  return out;
+}

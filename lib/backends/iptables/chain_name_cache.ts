@@ -1,0 +1,128 @@
+/**
+ * A bounded memo of the SHA-256 chain-name hashes. Hashing is most of the cost of a render at
+ * scale, and the same few names (one per service port, one per endpoint) come back every sync,
+ * so a proxier keeps one of these for its lifetime. Names are exactly chain_names.ts's.
+ */
+import {
+  chainHash,
+  endpointHashInput,
+  EXT_PREFIX,
+  FW_PREFIX,
+  portProtoHashInput,
+  SEP_PREFIX,
+  SVC_PREFIX,
+  SVL_PREFIX,
+} from "./chain_names.ts";
+
+/**
+ * Default bound. Up to half of it in use (65,536 names, e.g. 10,000 service ports with five
+ * endpoints each) stays cached for good; at ~200 bytes an entry a full cache is ~25 MB.
+ */
+export const DEFAULT_CHAIN_NAME_CACHE_ENTRIES = 131_072;
+
+/** How to build a ChainNameCache. */
+export interface ChainNameCacheOptions {
+  /** Most hashes held at once (at least 2); default DEFAULT_CHAIN_NAME_CACHE_ENTRIES. */
+  readonly maxEntries?: number;
+}
+
+/**
+ * Memoizes chainHash() by its input string in two generations of at most half the bound each:
+ * when the young one is full it becomes the old one and the previous old one is dropped; a hit
+ * in the old one moves back to the young one. Lookups stay one Map.get, names in use survive,
+ * and names nobody asked for during a whole generation go away.
+ */
+export class ChainNameCache {
+  /** The bound on held hashes. */
+  readonly maxEntries: number;
+  readonly #generationSize: number;
+  #young = new Map<string, string>();
+  #old = new Map<string, string>();
+
+  /** Creates an empty cache; throws RangeError on a bad bound. */
+  constructor(options: ChainNameCacheOptions = {}) {
+    const max = options.maxEntries ?? DEFAULT_CHAIN_NAME_CACHE_ENTRIES;
+    if (!Number.isSafeInteger(max) || max < 2) {
+      throw new RangeError(
+        `Invalid chain name cache maxEntries "${max}": expected an integer of at least 2`,
+      );
+    }
+    this.maxEntries = max;
+    this.#generationSize = Math.floor(max / 2);
+  }
+
+  /** Hashes held now (never more than maxEntries). */
+  get size(): number {
+    return this.#young.size + this.#old.size;
+  }
+
+  /** Whether the hash of `input` is held now (a lookup that does not refresh it). */
+  has(input: string): boolean {
+    return this.#young.has(input) || this.#old.has(input);
+  }
+
+  /** chainHash(input), computed at most once while the input stays in use. */
+  hash(input: string): string {
+    const young = this.#young.get(input);
+    if (young !== undefined) return young;
+    let value = this.#old.get(input);
+    if (value === undefined) value = chainHash(input);
+    else this.#old.delete(input);
+    if (this.#young.size >= this.#generationSize) {
+      this.#old = this.#young;
+      this.#young = new Map();
+    }
+    this.#young.set(input, value);
+    return value;
+  }
+
+  /** The SVC/SVL/EXT/FW names of one service port; each hashes on first use only. */
+  servicePortChains(servicePortName: string, protocol: string): ServicePortChains {
+    return new ServicePortChains(this, servicePortName, protocol);
+  }
+
+  /** KUBE-SEP-<hash> of one endpoint of one service port (servicePortEndpointChain). */
+  endpointChain(servicePortName: string, protocol: string, endpointAddress: string): string {
+    return SEP_PREFIX + this.hash(endpointHashInput(servicePortName, protocol, endpointAddress));
+  }
+}
+
+/**
+ * The per-service-port chain names, computed lazily: a service port without endpoints never
+ * needs them, so it never pays for the hash.
+ */
+export class ServicePortChains {
+  readonly #cache: ChainNameCache;
+  readonly #input: string;
+  #hash: string | undefined;
+
+  /** Names for `servicePortName` over `protocol`, hashed through `cache` when first needed. */
+  constructor(cache: ChainNameCache, servicePortName: string, protocol: string) {
+    this.#cache = cache;
+    this.#input = portProtoHashInput(servicePortName, protocol);
+  }
+
+  #suffix(): string {
+    return this.#hash ??= this.#cache.hash(this.#input);
+  }
+
+  /** KUBE-SVC-<hash> (servicePortPolicyClusterChain). */
+  get cluster(): string {
+    return SVC_PREFIX + this.#suffix();
+  }
+
+  /** KUBE-SVL-<hash> (servicePortPolicyLocalChain). */
+  get local(): string {
+    return SVL_PREFIX + this.#suffix();
+  }
+
+  /** KUBE-EXT-<hash> (serviceExternalChain). */
+  get external(): string {
+    return EXT_PREFIX + this.#suffix();
+  }
+
+  /** KUBE-FW-<hash> (serviceFirewallChain). */
+  get firewall(): string {
+    return FW_PREFIX + this.#suffix();
+  }
+}
