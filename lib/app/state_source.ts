@@ -10,6 +10,7 @@ import {
   createTokenBucket,
   type KubeConfigChoice,
   loadKubeConfig,
+  serverHost,
 } from "../k8s/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { createManifestSource, type ObjectSink, type ObjectSource } from "../source/mod.ts";
@@ -22,12 +23,15 @@ export type SourceFactory = (sink: ObjectSink) => ObjectSource;
 export interface StateSourceOptions {
   readonly serviceAccountPrefix?: KubeConfigChoice["serviceAccountPrefix"];
   readonly env?: KubeConfigChoice["env"];
+  /** Whether Deno may connect to `host`; defaults to a permission query. */
+  readonly netPermission?: (host: string) => boolean;
 }
 
 /**
  * Returns the factory of the configured source. Loads the kubeconfig now, so a missing or
- * broken file fails at start with exit code 1 (as upstream does); an API server that is down
- * or rejects the credentials is not an error here: the watch logs it and keeps retrying.
+ * broken file, or an API server the permission set does not let us reach, fails at start with
+ * exit code 1; an API server that is down or rejects the credentials is not an error here: the
+ * watch logs it and keeps retrying.
  */
 export function createStateSource(
   config: ProxyConfig,
@@ -56,6 +60,16 @@ export function createStateSource(
     });
   } catch (err) {
     throw new CommandFailure(err instanceof Error ? err.message : String(err), 1);
+  }
+  const host = serverHost(loaded.server);
+  const canConnect = options.netPermission ??
+    ((h: string) => Deno.permissions.querySync({ name: "net", host: h }).state === "granted");
+  if (!canConnect(host)) {
+    throw new CommandFailure(
+      `No network permission for the API server "${host}": add it to the "proxy" permission ` +
+        `set's net list in deno.json, or build with "deno task compile --api-server ${host}"`,
+      1,
+    );
   }
   if (connection.contentType !== "" && !connection.contentType.includes("json")) {
     logger.info("Content type is not supported; using JSON", {

@@ -51,3 +51,39 @@ Deno.test("createStateSource() without any source fails with exit code 1 and say
       /pass --kubeconfig FILE or --master URL.*--manifests PATH/.test(e.message),
   );
 });
+
+Deno.test("createStateSource() refuses an API server the permission set cannot reach", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kw-state-source-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/kubeconfig`,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "c", cluster: { server: "https://10.96.0.1:443" } }],
+        users: [{ name: "u", user: { token: "t" } }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+      }),
+    );
+    const base = defaultConfig();
+    const config = {
+      ...base,
+      clientConnection: { ...base.clientConnection, kubeconfig: `${dir}/kubeconfig` },
+    };
+    const asked: string[] = [];
+    assert.throws(
+      () =>
+        createStateSource(config, createMemoryLogger(), {
+          netPermission: (host) => (asked.push(host), false),
+        }),
+      (e: unknown) =>
+        e instanceof CommandFailure && e.code === 1 &&
+        e.message.includes('No network permission for the API server "10.96.0.1"') &&
+        e.message.includes("--api-server 10.96.0.1"),
+    );
+    assert.deepEqual(asked, ["10.96.0.1"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
