@@ -1,0 +1,169 @@
+/**
+ * The watch loop as a timeline on a FakeClock, against a small in-memory API (a state-keeping
+ * double: objects, a resourceVersion, queued failures, open watches) instead of a socket.
+ */
+import assert from "node:assert/strict";
+import type { ApiRequest, ApiResponse, ApiTransport, KubeObject } from "../../lib/k8s/mod.ts";
+import { createReflector, proxyResources } from "../../lib/k8s/mod.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+
+const enc = new TextEncoder();
+
+/** A minimal API server for one collection. */
+class MemoryApi implements ApiTransport {
+  readonly server = "memory://";
+  readonly objects = new Map<string, KubeObject>();
+  rv = 10;
+  /** Answers for the next requests, before any real one: [status, retryAfterSeconds?]. */
+  readonly failures: [number, number?][] = [];
+  /** When each request arrived (clock time) and what it was. */
+  readonly log: { at: number; verb: string; status: number }[] = [];
+  readonly #watches = new Set<ReadableStreamDefaultController<Uint8Array>>();
+
+  constructor(readonly clock: FakeClock) {}
+
+  put(name: string, port: number): void {
+    this.rv++;
+    const obj = { metadata: { name, namespace: "ns", resourceVersion: String(this.rv) }, port };
+    const type = this.objects.has(name) ? "MODIFIED" : "ADDED";
+    this.objects.set(name, obj);
+    this.#send(JSON.stringify({ type, object: obj }) + "\n");
+  }
+
+  #send(line: string): void {
+    for (const w of this.#watches) w.enqueue(enc.encode(line));
+  }
+
+  request(req: ApiRequest): Promise<ApiResponse> {
+    const verb = req.query?.watch === "true" ? "watch" : "list";
+    const failure = this.failures.shift();
+    if (failure) {
+      this.log.push({ at: this.clock.now(), verb, status: failure[0] });
+      const headers: Record<string, string> = failure[1] !== undefined
+        ? { "retry-after": String(failure[1]) }
+        : {};
+      return Promise.resolve(reply(failure[0], JSON.stringify({ code: failure[0] }), headers));
+    }
+    this.log.push({ at: this.clock.now(), verb, status: 200 });
+    if (verb === "list") {
+      const body = {
+        metadata: { resourceVersion: String(this.rv) },
+        items: [...this.objects.values()],
+      };
+      return Promise.resolve(reply(200, JSON.stringify(body)));
+    }
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        controller = c;
+        this.#watches.add(c);
+      },
+      cancel: () => {
+        this.#watches.delete(controller);
+      },
+    });
+    req.signal?.addEventListener("abort", () => {
+      if (this.#watches.delete(controller)) {
+        controller.error(new DOMException("aborted", "AbortError"));
+      }
+    });
+    return Promise.resolve({ ...reply(200, ""), body });
+  }
+
+  get openWatches(): number {
+    return this.#watches.size;
+  }
+}
+
+function reply(status: number, text: string, headers: Record<string, string> = {}): ApiResponse {
+  return {
+    status,
+    headers,
+    body: null,
+    text: () => Promise.resolve(text),
+    close: () => Promise.resolve(),
+  };
+}
+
+function setup() {
+  const clock = new FakeClock({ startMs: 0 });
+  const api = new MemoryApi(clock);
+  const changes: string[] = [];
+  let synced = 0;
+  const reflector = createReflector({
+    resource: proxyResources("node-1")[0]!,
+    transport: api,
+    onChange: (type, o) => changes.push(`${type} ${o.metadata?.name}`),
+    onSynced: () => synced++,
+    clock,
+    random: () => 0,
+    backoff: { random: () => 0 },
+    idleTimeoutMs: 60_000,
+  });
+  return { clock, api, changes, reflector, synced: () => synced };
+}
+
+Deno.test("reflector backs off 800 ms doubling on 500s, then lists and watches", async () => {
+  const { clock, api, changes, reflector, synced } = setup();
+  api.put("web", 80);
+  api.failures.push([500], [500], [500]);
+  const ac = new AbortController();
+  const done = reflector.start(ac.signal);
+  await clock.advance(10_000);
+  assert.deepEqual(api.log.map((r) => [r.at, r.verb, r.status]), [
+    [0, "list", 500],
+    [800, "list", 500],
+    [2400, "list", 500],
+    [5600, "list", 200],
+    [5600, "watch", 200],
+  ]);
+  assert.equal(synced(), 1);
+  assert.deepEqual(changes, ["ADDED web"]);
+  api.put("web", 81);
+  await clock.flush();
+  assert.deepEqual(changes, ["ADDED web", "MODIFIED web"]);
+  ac.abort();
+  await done;
+  assert.equal(clock.pendingTimers, 0);
+  assert.equal(api.openWatches, 0);
+});
+
+Deno.test("reflector waits for Retry-After on 429 instead of its own backoff", async () => {
+  const { clock, api, reflector } = setup();
+  api.failures.push([429, 7]);
+  const ac = new AbortController();
+  const done = reflector.start(ac.signal);
+  await clock.advance(6_999);
+  assert.equal(api.log.length, 1);
+  await clock.advance(1);
+  assert.deepEqual(api.log.map((r) => [r.at, r.verb, r.status]), [
+    [0, "list", 429],
+    [7000, "list", 200],
+    [7000, "watch", 200],
+  ]);
+  ac.abort();
+  await done;
+  assert.equal(clock.pendingTimers, 0);
+});
+
+Deno.test("reflector drops a silent watch after the idle timeout and resumes from its resourceVersion", async () => {
+  const { clock, api, reflector } = setup();
+  api.put("web", 80);
+  const ac = new AbortController();
+  const done = reflector.start(ac.signal);
+  await clock.advance(0);
+  assert.equal(api.openWatches, 1);
+  await clock.advance(59_999);
+  assert.equal(reflector.stats().idleTimeouts, 0);
+  await clock.advance(1);
+  assert.equal(reflector.stats().idleTimeouts, 1);
+  assert.deepEqual(api.log.map((r) => [r.at, r.verb]), [[0, "list"], [0, "watch"], [
+    60_000,
+    "watch",
+  ]]);
+  assert.equal(reflector.resourceVersion(), "11");
+  assert.equal(reflector.stats().lists, 1);
+  ac.abort();
+  await done;
+  assert.equal(clock.pendingTimers, 0);
+});
