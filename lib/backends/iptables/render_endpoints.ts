@@ -5,11 +5,11 @@
 import type { Endpoint, ServicePort } from "../../proxy/mod.ts";
 import type { ChainNameCache } from "./chain_name_cache.ts";
 import { KUBE_MARK_MASQ } from "./chain_names.ts";
-import { type NatRuleSink, quoted, type RulePart } from "./rule_buffer.ts";
+import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
 
 /** What the endpoint writers need to know about the service port. */
 export interface EndpointRenderContext {
-  readonly buffers: NatRuleSink;
+  readonly buffers: RuleBuffers;
   /** Memo of the SEP name hashes. */
   readonly chainNames: ChainNameCache;
   /** The servicePortKey owning the lines. */

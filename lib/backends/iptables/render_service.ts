@@ -12,12 +12,13 @@ import {
   KUBE_SERVICES,
 } from "./chain_names.ts";
 import {
+  countServicePortChainRules,
   type ServiceChainsContext,
   servicePortOwnChains,
   type ServicePortPlan,
   writeServicePortChains,
 } from "./render_service_chains.ts";
-import { NatRuleCounter, quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
+import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
 
 /** Per-render context shared by every service port. */
 export interface ServiceRenderContext extends ServiceChainsContext {
@@ -259,9 +260,7 @@ export function renderServicePort(
     for (const chain of ownChains) b.natChain(key, chain);
     writeServicePortChains(ctx, b, plan);
   } else {
-    const counter = new NatRuleCounter();
-    writeServicePortChains(ctx, counter, plan);
-    omittedNatRules = counter.count;
+    omittedNatRules = countServicePortChainRules(ctx.config, plan);
   }
 
   return {

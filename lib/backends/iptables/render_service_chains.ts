@@ -13,7 +13,7 @@ import {
   writeServiceToEndpointRules,
 } from "./render_endpoints.ts";
 import type { ResolvedRenderConfig } from "./render_options.ts";
-import { type NatRuleSink, quoted, type RulePart } from "./rule_buffer.ts";
+import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
 
 /** What renderServicePort decided about one service port; both halves of its rules follow it. */
 export interface ServicePortPlan {
@@ -51,6 +51,39 @@ export function servicePortOwnChains(names: ChainNameCache, plan: ServicePortPla
   return out;
 }
 
+/**
+ * How many rules writeServicePortChains() writes for `plan`, without building them: what a
+ * partial sync reports for the service ports it leaves out. Mirrors the writer branch for branch.
+ */
+export function countServicePortChainRules(
+  config: ResolvedRenderConfig,
+  plan: ServicePortPlan,
+): number {
+  const { sps } = plan;
+  const info = sps.info;
+  let n = 0;
+  if (plan.hasInternalEndpoints && (config.masqueradeAll || config.ifNotLocal !== null)) n++;
+  if (plan.usesExternalTrafficChain) {
+    n += plan.externalPolicyLocal ? (config.ifLocal !== null ? 3 : 2) : 1;
+    if (plan.hasExternalEndpoints) n++;
+  }
+  if (plan.usesFWChain) {
+    let allowFromNode = false;
+    for (const range of info.loadBalancerSourceRanges) {
+      const cidr = parseCIDR(range);
+      if (cidr === null) continue;
+      n++;
+      if (config.nodeIPs.some((ip) => cidrContains(cidr, ip))) allowFromNode = true;
+    }
+    if (allowFromNode) n += info.loadBalancerIPs.length;
+    n++;
+  }
+  const perEndpoint = info.stickyMaxAgeSeconds > 0 ? 2 : 1;
+  if (plan.usesClusterPolicyChain) n += perEndpoint * sps.clusterEndpoints.length;
+  if (plan.usesLocalPolicyChain) n += perEndpoint * sps.localEndpoints.length;
+  return n + 2 * sps.allReachableEndpoints.length;
+}
+
 /** What the chain writer needs from the render besides the plan. */
 export interface ServiceChainsContext {
   readonly config: ResolvedRenderConfig;
@@ -64,7 +97,7 @@ const comment = (text: string): RulePart => ["-m", "comment", "--comment", text]
 /** Writes the rules of the service port's own chains (not their declarations) into `b`. */
 export function writeServicePortChains(
   ctx: ServiceChainsContext,
-  b: NatRuleSink,
+  b: RuleBuffers,
   plan: ServicePortPlan,
 ): void {
   const { config } = ctx;

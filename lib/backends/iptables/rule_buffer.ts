@@ -32,25 +32,8 @@ export function quoted(text: string): string {
   return `"${text}"`;
 }
 
-/** Where nat rules go: the real buffers, or a counter for rules a partial sync leaves out. */
-export interface NatRuleSink {
-  /** Writes (or just counts) a nat rule owned by `owner`. */
-  nat(owner: string | null, ...parts: RulePart[]): void;
-}
-
-/** A NatRuleSink that keeps only the number of rules, for the rule-count metric. */
-export class NatRuleCounter implements NatRuleSink {
-  /** Rules seen so far. */
-  count = 0;
-
-  /** Counts one rule without joining its text. */
-  nat(): void {
-    this.count++;
-  }
-}
-
 /** Collects the lines of one render: filter (all top-level) and nat (owned). */
-export class RuleBuffers implements NatRuleSink {
+export class RuleBuffers {
   /** filter chain declarations. */
   readonly filterChains: string[] = [];
   /** filter rules. */

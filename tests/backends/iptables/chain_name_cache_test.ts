@@ -119,6 +119,21 @@ Deno.test("renderIptables() scope leaves out own chains but keeps top-level rule
   }
 });
 
+Deno.test("renderIptables() counts the rules of each left-out service port exactly", () => {
+  const optionSets: IptablesRenderOptions[] = [OPTS, { masqueradeAll: true }, {}];
+  for (const family of ["IPv4", "IPv6"] as const) {
+    const s = state(variedServicePorts(40, family), { family });
+    for (const options of optionSets) {
+      const expected = renderIptables(s, options).ruleCounts;
+      assert.ok(expected.nat > 100);
+      for (const key of s.services.keys()) {
+        const one = renderIptables(s, options, { writeServiceChains: (k) => k !== key });
+        assert.deepEqual(one.ruleCounts, expected, `${family} ${JSON.stringify(options)} ${key}`);
+      }
+    }
+  }
+});
+
 Deno.test("createIptablesProxier() keeps the chain names in the cache it is given", async () => {
   const chainNames = new ChainNameCache();
   const proxier = createIptablesProxier({
