@@ -56,7 +56,17 @@ async function withApiWatch(
   body: (ctx: ApiWatchContext) => Promise<void>,
 ): Promise<void> {
   await requireRealKernel();
-  pki ??= createTestPki();
+  if (!pki) {
+    const dir = `${KUBE_FILES_ROOT}/kw-e2e-pki-${Deno.pid}`;
+    pki = createTestPki({ dir });
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // already gone
+      }
+    });
+  }
   const server = await startTestApiServer({ pki: await pki, bookmarkIntervalMs: 1000 });
   const dir = `${KUBE_FILES_ROOT}/${scenario.prefix}`;
   const topo = await createTopology({

@@ -23,9 +23,19 @@ import {
 
 let sharedPki: Promise<TestPki> | undefined;
 
-/** One PKI per test process (openssl takes a moment). */
+/** One PKI per test process (openssl takes a moment), removed when the process ends. */
 export function testPki(): Promise<TestPki> {
-  sharedPki ??= createTestPki();
+  if (!sharedPki) {
+    const dir = `${KUBE_FILES_ROOT}/kw-pki-${Deno.pid}`;
+    sharedPki = createTestPki({ dir });
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // already gone
+      }
+    });
+  }
   return sharedPki;
 }
 
