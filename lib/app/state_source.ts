@@ -72,7 +72,8 @@ export function createStateSource(
     );
   }
   if (connection.contentType !== "" && !connection.contentType.includes("json")) {
-    logger.info("Content type is not supported; using JSON", {
+    // Protobuf is upstream's default, so this is routine: say it only at -v=2.
+    logger.debug(2, "Content type is not supported; using JSON", {
       contentType: connection.contentType,
     });
   }
