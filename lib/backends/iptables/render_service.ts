@@ -4,7 +4,13 @@
  * service's own SVC/SVL/EXT/FW/SEP chains (render_service_chains.ts; owned by the service
  * port, and only counted, not written, when the caller says it need not be rewritten).
  */
-import { servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
+import {
+  externallyAccessible as isExternallyAccessible,
+  servicePortNameString,
+  type ServicePortState,
+  usesClusterEndpoints as servicePortUsesClusterEndpoints,
+  usesLocalEndpoints as servicePortUsesLocalEndpoints,
+} from "../../proxy/mod.ts";
 import {
   KUBE_EXTERNAL_SERVICES,
   KUBE_NODEPORTS,
@@ -54,13 +60,13 @@ export function renderServicePort(
   const port = String(info.port);
   const comment = (text: string): RulePart => ["-m", "comment", "--comment", text];
 
-  const externallyAccessible = info.nodePort !== 0 || info.loadBalancerIPs.length > 0 ||
-    info.externalIPs.length > 0;
+  const externallyAccessible = isExternallyAccessible(info);
   const externalPolicyLocal = info.externalPolicyLocal && externallyAccessible;
   const internalPolicyLocal = info.internalPolicyLocal;
-  const usesClusterEndpoints = !internalPolicyLocal ||
-    (externallyAccessible && !externalPolicyLocal);
-  const usesLocalEndpoints = internalPolicyLocal || externalPolicyLocal;
+  // The same answers endpoint selection used: ETP Local still short-circuits pod and node
+  // traffic to the cluster chain, so an externally reachable service always needs it.
+  const usesClusterEndpoints = servicePortUsesClusterEndpoints(info);
+  const usesLocalEndpoints = servicePortUsesLocalEndpoints(info);
 
   const hasEndpoints = sps.hasAnyEndpoints;
   // Names are hashed on first use: a service port without endpoints never needs them.

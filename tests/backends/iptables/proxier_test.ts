@@ -148,3 +148,18 @@ Deno.test("IptablesProxier.sync() refuses a state of the other family", async ()
   const { proxier } = setup();
   await assert.rejects(proxier.sync(state([], { family: "IPv6" })), /Invalid state family "IPv6"/);
 });
+
+Deno.test("IptablesProxier.sync() programs a NodePort service with both traffic policies Local", async () => {
+  const { proxier, chains, rulesOf } = setup();
+  const info = svc({ nodePort: 30080, internalPolicyLocal: true, externalPolicyLocal: true });
+  const report = await proxier.sync(
+    state([sps(info, [ep("10.180.0.1", 80, { isLocal: true }), ep("10.180.0.2")])]),
+  );
+  assert.equal(report.full, true);
+  // KUBE-EXT short-circuits pod and node traffic to the cluster chain: it must exist.
+  const ext = chains().find((c) => c.startsWith("KUBE-EXT-"))!;
+  const targets = rulesOf(ext)!.map((r) => /-j (\S+)/.exec(r)?.[1]);
+  assert.ok(targets.includes(SVC1), `KUBE-EXT jumps to ${targets.join(", ")}`);
+  assert.ok(chains().includes(SVC1));
+  assert.ok(chains().some((c) => c.startsWith("KUBE-SVL-")));
+});

@@ -12,6 +12,8 @@ import {
   type ServicePort,
   servicePortKey,
   type ServicePortState,
+  usesClusterEndpoints,
+  usesLocalEndpoints,
 } from "../../../lib/proxy/mod.ts";
 
 /** The node every fixture runs on. */
@@ -72,10 +74,8 @@ export function ep(ip: string, port = 80, o: Partial<Endpoint> = {}): Endpoint {
 export function sps(info: ServicePort, endpoints: readonly Endpoint[] = []): ServicePortState {
   const ready = endpoints.filter((e) => e.ready);
   const local = ready.filter((e) => e.isLocal);
-  const accessible = info.nodePort !== 0 || info.externalIPs.length > 0 ||
-    info.loadBalancerIPs.length > 0;
-  const usesCluster = !info.internalPolicyLocal || (accessible && !info.externalPolicyLocal);
-  const usesLocal = info.internalPolicyLocal || (accessible && info.externalPolicyLocal);
+  const usesCluster = usesClusterEndpoints(info);
+  const usesLocal = usesLocalEndpoints(info);
   const reachable = ready.filter((e) => usesCluster || (usesLocal && e.isLocal));
   return {
     info,
@@ -157,9 +157,7 @@ export function variedServicePorts(
         : [],
       stickyMaxAgeSeconds: i % 5 === 3 ? 10800 : 0,
       externalPolicyLocal: accessible && bit(2),
-      // Not ITP Local together with ETP Local: the renderer then jumps from KUBE-EXT to a
-      // KUBE-SVC chain it does not declare (its usesClusterEndpoints differs from lib/proxy's).
-      internalPolicyLocal: i % 7 === 4 && !(accessible && bit(2)),
+      internalPolicyLocal: i % 7 === 4,
       healthCheckNodePort: accessible && bit(2) ? 32000 + i : 0,
     });
     const endpoints: Endpoint[] = [];
