@@ -158,6 +158,9 @@ Deno.test("e2e: an invalid object is skipped and counted while the rest syncs", 
     assert.match(topo.logs(), /Skipping invalid object.*demo\/bad/);
     const metrics = await topo.exec("node", "curl", ["-s", "http://127.0.0.1:10249/metrics"]);
     assert.match(metrics.stdout, /kubeproxy_invalid_objects_total\{kind="Service"\} 1/);
-    assert.match(metrics.stdout, /kubeproxy_sync_proxy_rules_last_timestamp_seconds \d/);
+    assert.match(
+      metrics.stdout,
+      /kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} \d/,
+    );
   });
 });
