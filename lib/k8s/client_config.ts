@@ -4,8 +4,9 @@
  * alone, or the in-cluster service account when neither is given. Loading, auth (token, token
  * file, client certificate, exec plugins) and TLS are @kubernetes/client-node's KubeConfig.
  */
-import { existsSync } from "node:fs";
-import { type Cluster, KubeConfig } from "@kubernetes/client-node";
+import { existsSync, readFileSync } from "node:fs";
+import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
+import { tokenFileUsers } from "./token_file.ts";
 
 /** Where client-node (and the kubelet) put the service-account token and CA in a pod. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -82,12 +83,20 @@ function loadFile(path: string, master: string): KubeConfig {
         `"${context.cluster}", which is not defined`,
     );
   }
-  if (master === "") return kc;
-  const server = parseMasterUrl(master);
+  const tokenFiles = tokenFileUsers(readFileSync(path, "utf-8"), path);
+  const users = kc.getUsers().map((u): User => {
+    const tokenFile = tokenFiles.get(u.name);
+    if (tokenFile === undefined) return u;
+    const { token: _once, ...rest } = u;
+    return { ...rest, authProvider: { name: "tokenFile", config: { tokenFile } } };
+  });
+  const server = master === "" ? "" : parseMasterUrl(master);
   kc.loadFromOptions({
-    clusters: kc.getClusters().map((c) => c.name === cluster.name ? withServer(c, server) : c),
+    clusters: kc.getClusters().map((c) =>
+      server !== "" && c.name === cluster.name ? withServer(c, server) : c
+    ),
     contexts: kc.getContexts(),
-    users: kc.getUsers(),
+    users,
     currentContext: kc.getCurrentContext(),
   });
   return kc;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { KubeConfig } from "@kubernetes/client-node";
+import { loadKubeConfig, resolveCredentials } from "../../lib/k8s/mod.ts";
 import { decodeConfigFile, parseCommandLine, validateConfig } from "../../lib/config/mod.ts";
 import { configMapFiles, expandArgs, only, readDeployYaml } from "./deploy_files.ts";
 
@@ -23,7 +23,7 @@ Deno.test("daemonset.yaml ConfigMap holds a KubeProxyConfiguration decodeConfigF
   assert.equal(config.mode, "iptables");
 });
 
-Deno.test("daemonset.yaml kubeconfig authenticates with the pod's service-account token", () => {
+Deno.test("daemonset.yaml kubeconfig authenticates with the pod's service-account token", async () => {
   const config = decodeConfigFile(configMap.data["config.conf"], "config.conf");
   // The kubeconfig the config names must be mounted from the same ConfigMap.
   const text = readMounted(config.clientConnection.kubeconfig);
@@ -31,11 +31,14 @@ Deno.test("daemonset.yaml kubeconfig authenticates with the pod's service-accoun
   try {
     Deno.writeTextFileSync(`${dir}/token`, "sa-token");
     Deno.writeTextFileSync(`${dir}/ca.crt`, "");
-    const kc = new KubeConfig();
-    kc.loadFromString(text.replaceAll(SERVICE_ACCOUNT_DIR, dir));
-    assert.equal(kc.getCurrentUser()?.token, "sa-token");
+    Deno.writeTextFileSync(`${dir}/kubeconfig`, text.replaceAll(SERVICE_ACCOUNT_DIR, dir));
+    const { kubeConfig: kc, server } = loadKubeConfig({
+      kubeconfig: `${dir}/kubeconfig`,
+      master: "",
+    });
+    assert.equal((await resolveCredentials(kc)).headers.Authorization, "Bearer sa-token");
     assert.equal(kc.getCurrentCluster()?.caFile, `${dir}/ca.crt`);
-    assert.match(kc.getCurrentCluster()?.server ?? "", /^https:\/\//);
+    assert.match(server, /^https:\/\//);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
