@@ -6,6 +6,7 @@ import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { createProxyMetrics, registerProcessMetrics } from "../metrics/mod.ts";
 import {
+  bindableHealthCheckAddresses,
   createHealthHandler,
   createMetricsHandler,
   createServiceHealthServer,
@@ -100,7 +101,10 @@ export async function runCommand(
     onApplied: (states) =>
       serviceHealth.sync(
         serviceHealthTargets(states),
-        healthCheckAddresses(config.nodePortAddresses, states.flatMap((s) => s.node.ips)),
+        bindableHealthCheckAddresses(
+          healthCheckAddresses(config.nodePortAddresses, states.flatMap((s) => s.node.ips)),
+          (ip) => Deno.permissions.querySync({ name: "net", host: ip }).state === "granted",
+        ),
       ),
   });
   // The initial state counts as queued: if no first sync follows (API server unreachable,

@@ -76,6 +76,20 @@ export function healthCheckAddresses(
   return unique.length > 0 ? unique : [ALL_ADDRESSES];
 }
 
+/**
+ * The addresses to bind, given which ones the process may listen on: Deno's net permission
+ * names hosts, and a node IP missing from it cannot be bound, so fall back to every address
+ * (upstream's behaviour before nodePortAddresses applied to health checks) rather than none.
+ */
+export function bindableHealthCheckAddresses(
+  addresses: readonly string[],
+  canBind: (ip: string) => boolean,
+): string[] {
+  return addresses.every((a) => a === ALL_ADDRESSES || canBind(a)) ? [...addresses] : [
+    ALL_ADDRESSES,
+  ];
+}
+
 /** What the handler reads at request time. */
 export interface ServiceHealthStatus {
   readonly localEndpoints: number;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createProxyTracker, type IPFamily } from "../../lib/proxy/mod.ts";
 import {
   ALL_ADDRESSES,
+  bindableHealthCheckAddresses,
   createServiceHealthHandler,
   healthCheckAddresses,
   serviceHealthTargets,
@@ -138,4 +139,14 @@ Deno.test("createServiceHealthHandler() answers 503 without local endpoints or w
   const sick = handler(new Request("http://x/"));
   assert.equal(sick.status, 503);
   assert.equal((await sick.json()).serviceProxyHealthy, false);
+});
+
+Deno.test("bindableHealthCheckAddresses() listens everywhere when a node IP may not be bound", () => {
+  const allowed = new Set(["192.168.0.2"]);
+  const canBind = (ip: string) => allowed.has(ip);
+  assert.deepEqual(bindableHealthCheckAddresses(["192.168.0.2"], canBind), ["192.168.0.2"]);
+  assert.deepEqual(bindableHealthCheckAddresses(["192.168.0.2", "fd00::2"], canBind), [
+    ALL_ADDRESSES,
+  ]);
+  assert.deepEqual(bindableHealthCheckAddresses([ALL_ADDRESSES], () => false), [ALL_ADDRESSES]);
 });
