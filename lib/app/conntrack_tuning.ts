@@ -95,7 +95,7 @@ async function ensureKnob(
     });
     return "failed";
   }
-  logger.info("Set sysctl", { entry: knob.name, value: knob.value });
+  logger.info("Set sysctl", { name: knob.name, value: knob.value });
   return "set";
 }
 
