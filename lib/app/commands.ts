@@ -1,5 +1,7 @@
 /** The one-shot commands: `render`, `--cleanup` and `--write-config-to`. */
 import { cleanupIptables, renderFullRestore } from "../backends/iptables/mod.ts";
+import { cleanupIpvs } from "../backends/ipvs/mod.ts";
+import { cleanupNftables } from "../backends/nftables/mod.ts";
 import { configToYaml, type ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
@@ -44,10 +46,39 @@ export async function renderCommand(config: ProxyConfig, logger: Logger): Promis
   return out.join("\n") + "\n";
 }
 
-/** Removes the rules of every mode; succeeds when nothing is there. */
+/** One mode's cleanup, as cleanupCommand runs it. */
+type ModeCleanup = (runner: CommandRunner, logger: Logger) => Promise<void>;
+
+/**
+ * The cleanups of every mode, in order: iptables first, because an ipset (IPVS mode) cannot be
+ * destroyed while an iptables rule still references it.
+ */
+const MODE_CLEANUPS: readonly (readonly [string, ModeCleanup])[] = [
+  ["iptables", cleanupIptables],
+  ["nftables", cleanupNftables],
+  ["ipvs", cleanupIpvs],
+];
+
+/**
+ * Removes the state of every mode (iptables, nftables, IPVS + ipset), like upstream's
+ * `--cleanup`. Absent state is success; when something could not be removed, the other modes
+ * are still cleaned and it fails with exit code 1.
+ */
 export async function cleanupCommand(runner: CommandRunner, logger: Logger): Promise<void> {
-  await cleanupIptables(runner, logger);
-  logger.info("Cleaned up iptables rules");
+  const failed: string[] = [];
+  for (const [mode, cleanup] of MODE_CLEANUPS) {
+    try {
+      await cleanup(runner, logger);
+      logger.info("Cleaned up leftover state", { mode });
+    } catch (err) {
+      logger.error("Error cleaning up leftover state", { mode, err });
+      failed.push(mode);
+    }
+  }
+  if (failed.length > 0) {
+    const modes = failed.map((m) => `"${m}"`).join(", ");
+    throw new CommandFailure(`Cleanup left state behind in mode ${modes}: see the errors above`, 1);
+  }
 }
 
 /** Writes the defaulted configuration as YAML. */
