@@ -1,81 +1,5 @@
 import assert from "node:assert/strict";
-import { Registry } from "prom-client";
-import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
-import { createProxyApp } from "../../lib/app/proxy_app.ts";
-import { createIptablesBackends } from "../../lib/app/iptables_backends.ts";
-import { defaultConfig } from "../../lib/config/mod.ts";
-import { silentLogger } from "../../lib/log/mod.ts";
-import { createProxyMetrics } from "../../lib/metrics/mod.ts";
-import type { ObjectSink } from "../../lib/source/mod.ts";
-import { createFakeIptables } from "../support/fake_iptables.ts";
-import { FakeClock } from "../support/fake_clock.ts";
-
-const webService: V1Service = {
-  metadata: { namespace: "demo", name: "web" },
-  spec: {
-    clusterIP: "172.30.0.10",
-    clusterIPs: ["172.30.0.10"],
-    ports: [{ name: "http", port: 80, protocol: "TCP" }],
-  },
-};
-
-function webSlice(ips: string[]): V1EndpointSlice {
-  return {
-    metadata: { namespace: "demo", name: "web-1", labels: { "kubernetes.io/service-name": "web" } },
-    addressType: "IPv4",
-    ports: [{ name: "http", port: 8080, protocol: "TCP" }],
-    endpoints: ips.map((ip) => ({
-      addresses: [ip],
-      conditions: { ready: true },
-      nodeName: "node1",
-    })),
-  };
-}
-
-/** The app on a fake iptables and a fake clock; `sink` is what a source would feed. */
-function setup() {
-  const clock = new FakeClock({ startMs: 1_000_000 });
-  const ipt = createFakeIptables();
-  const metrics = createProxyMetrics(new Registry());
-  const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] };
-  let sink: ObjectSink | undefined;
-  // While `broken.on`, every restore fails the way a kernel refusing the payload does.
-  const broken = { on: false };
-  const runner: typeof ipt.run = (input) =>
-    broken.on && input.cmd.endsWith("-restore")
-      ? Promise.resolve({ code: 1, stdout: "", stderr: "iptables-restore: line 3 failed\n" })
-      : ipt.run(input);
-  const app = createProxyApp({
-    nodeName: "node1",
-    fallbackNodeIPs: ["192.168.0.2"],
-    createSource: (s) => {
-      sink = s;
-      return { start: () => Promise.resolve() };
-    },
-    backends: createIptablesBackends({
-      config,
-      flavour: "legacy",
-      families: ["IPv4"],
-      runner,
-      logger: silentLogger,
-      metrics,
-    }),
-    minSyncPeriodMs: 1000,
-    syncPeriodMs: 30_000,
-    logger: silentLogger,
-    metrics,
-    clock,
-  });
-  const abort = new AbortController();
-  const done = app.start(abort.signal);
-  const nat = () => ipt.save("legacy", "IPv4", "nat");
-  const stop = async () => {
-    abort.abort();
-    await clock.advance(0);
-    await done;
-  };
-  return { broken, clock, ipt, metrics, app, sink: () => sink!, nat, stop };
-}
+import { setupProxyApp as setup, webService, webSlice } from "./proxy_app_fixtures.ts";
 
 async function counter(c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
   return (await c.get()).values[0]?.value ?? 0;
@@ -103,11 +27,7 @@ Deno.test("createProxyApp() applies nothing before Services and EndpointSlices h
 Deno.test("createProxyApp() keeps the old rules after a failed restore, counts it and retries with a full sync", async () => {
   const t = setup();
   try {
-    t.sink().onEvent({ kind: "Service", type: "ADDED", object: webService });
-    t.sink().onEvent({ kind: "EndpointSlice", type: "ADDED", object: webSlice(["10.0.1.2"]) });
-    t.sink().onSynced("Service");
-    t.sink().onSynced("EndpointSlice");
-    await t.clock.advance(1000);
+    await t.start(webSlice(["10.0.1.2"]));
     assert.match(t.nat(), /10\.0\.1\.2:8080/);
 
     t.ipt.failNextRestore("iptables-restore: line 3 failed");
@@ -156,11 +76,7 @@ Deno.test("createProxyApp() reports unhealthy when a queued change is not applie
 Deno.test("createProxyApp() repairs rules flushed behind its back within syncPeriod", async () => {
   const t = setup();
   try {
-    t.sink().onEvent({ kind: "Service", type: "ADDED", object: webService });
-    t.sink().onEvent({ kind: "EndpointSlice", type: "ADDED", object: webSlice(["10.0.1.2"]) });
-    t.sink().onSynced("Service");
-    t.sink().onSynced("EndpointSlice");
-    await t.clock.advance(1000);
+    await t.start(webSlice(["10.0.1.2"]));
     // What `iptables -t nat -F` plus a firewall reload does: every nat chain gone.
     const nat = t.ipt.table("legacy", "IPv4", "nat");
     for (const [name, chain] of nat) {

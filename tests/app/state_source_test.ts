@@ -1,11 +1,39 @@
 import assert from "node:assert/strict";
 import { CommandFailure } from "../../lib/app/commands.ts";
 import { createStateSource } from "../../lib/app/state_source.ts";
-import { defaultConfig } from "../../lib/config/mod.ts";
+import { defaultConfig, type ProxyConfig } from "../../lib/config/mod.ts";
 import { createMemoryLogger } from "../../lib/log/mod.ts";
 import type { ObjectSink } from "../../lib/source/mod.ts";
 
 const sink: ObjectSink = { onEvent: () => {}, onSynced: () => {} };
+
+/** Runs `body` with the default config plus a kubeconfig (token auth) that points at `server`. */
+async function withKubeconfig(
+  server: string,
+  body: (config: ProxyConfig) => Promise<void> | void,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "kw-state-source-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/kubeconfig`,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "c", cluster: { server } }],
+        users: [{ name: "u", user: { token: "t" } }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+      }),
+    );
+    const base = defaultConfig();
+    await body({
+      ...base,
+      clientConnection: { ...base.clientConnection, kubeconfig: `${dir}/kubeconfig` },
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
 Deno.test("createStateSource() reads manifests when --manifests is given", () => {
   const config = { ...defaultConfig(), manifests: "/nonexistent/cluster.yaml" };
@@ -14,33 +42,14 @@ Deno.test("createStateSource() reads manifests when --manifests is given", () =>
 });
 
 Deno.test("createStateSource() watches the API server of --kubeconfig otherwise", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "kw-state-source-" });
-  try {
-    await Deno.writeTextFile(
-      `${dir}/kubeconfig`,
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
-        users: [{ name: "u", user: { token: "t" } }],
-        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-        "current-context": "x",
-      }),
-    );
-    const base = defaultConfig();
-    const config = {
-      ...base,
-      clientConnection: { ...base.clientConnection, kubeconfig: `${dir}/kubeconfig` },
-    };
+  await withKubeconfig("https://127.0.0.1:6443", (config) => {
     const logger = createMemoryLogger();
     const source = createStateSource(config, logger)(sink);
     assert.equal(typeof (source as { stats?: unknown }).stats, "function");
     assert.ok(logger.lines.some((l) => l.includes("Using the API server")));
     // The default content type is protobuf, which this client does not speak.
     assert.ok(logger.lines.some((l) => l.includes("Content type is not supported; using JSON")));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("createStateSource() without any source fails with exit code 1 and says what to pass", () => {
@@ -53,24 +62,7 @@ Deno.test("createStateSource() without any source fails with exit code 1 and say
 });
 
 Deno.test("createStateSource() refuses an API server the permission set cannot reach", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "kw-state-source-" });
-  try {
-    await Deno.writeTextFile(
-      `${dir}/kubeconfig`,
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "c", cluster: { server: "https://10.96.0.1:443" } }],
-        users: [{ name: "u", user: { token: "t" } }],
-        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-        "current-context": "x",
-      }),
-    );
-    const base = defaultConfig();
-    const config = {
-      ...base,
-      clientConnection: { ...base.clientConnection, kubeconfig: `${dir}/kubeconfig` },
-    };
+  await withKubeconfig("https://10.96.0.1:443", (config) => {
     const asked: string[] = [];
     assert.throws(
       () =>
@@ -83,7 +75,5 @@ Deno.test("createStateSource() refuses an API server the permission set cannot r
         e.message.includes("--api-server 10.96.0.1"),
     );
     assert.deepEqual(asked, ["10.96.0.1"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

@@ -4,10 +4,10 @@
  * so the proxy warns about them and carries on, leaving the host's values untouched.
  */
 import assert from "node:assert/strict";
-import { createTopology } from "../../scripts/netns/mod.ts";
 import { list, node1 } from "./support/cluster_objects.ts";
 import { spawnProxy } from "./support/env_proxy.ts";
-import { ManifestDir, requireRealKernel } from "./support/proxy_process.ts";
+import { requireRealKernel } from "./support/proxy_process.ts";
+import { withTopology } from "./support/with_topology.ts";
 
 async function hostSysctl(name: string): Promise<string> {
   const out = await new Deno.Command("sysctl", { args: ["-n", name] }).output();
@@ -18,9 +18,7 @@ Deno.test("e2e: conntrack timeouts are tuned in the node's namespace; global kno
   await requireRealKernel();
   const hostMax = await hostSysctl("net.netfilter.nf_conntrack_max");
   const hostEstablished = await hostSysctl("net.netfilter.nf_conntrack_tcp_timeout_established");
-  const topo = await createTopology({ prefix: "hmct", ipv6: false, pods: [] });
-  const dir = await ManifestDir.create("hmct");
-  try {
+  await withTopology({ prefix: "hmct", ipv6: false, pods: [] }, async ({ topo, dir }) => {
     await dir.write("c.json", list([node1()]));
     const proxy = await spawnProxy(topo, [
       "--hostname-override=node1",
@@ -55,11 +53,5 @@ Deno.test("e2e: conntrack timeouts are tuned in the node's namespace; global kno
       hostEstablished,
       "the host's own namespace is not touched",
     );
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+  });
 });

@@ -4,10 +4,11 @@
  * --config file makes it exit 2.
  */
 import assert from "node:assert/strict";
-import { createTopology, type SpawnedProcess, type Topology } from "../../scripts/netns/mod.ts";
+import type { SpawnedProcess, Topology } from "../../scripts/netns/mod.ts";
 import { endpointSlice, list, node1, service } from "./support/cluster_objects.ts";
 import { createRestoreSwitch, httpGet, sample, spawnProxy } from "./support/env_proxy.ts";
-import { eventually, ManifestDir, requireRealKernel } from "./support/proxy_process.ts";
+import { eventually, ManifestDir } from "./support/proxy_process.ts";
+import { type TopologyContext, withTopology } from "./support/with_topology.ts";
 
 const HTTP = [{ name: "http", port: 80, targetPort: 8080 }];
 const METRICS = "http://127.0.0.1:10249/metrics";
@@ -24,22 +25,8 @@ function state(services: number) {
 }
 
 /** A throwaway node namespace and manifest folder around `body`. */
-async function withNode(
-  prefix: string,
-  body: (topo: Topology, dir: ManifestDir) => Promise<void>,
-): Promise<void> {
-  await requireRealKernel();
-  const topo = await createTopology({ prefix, ipv6: false, pods: [] });
-  const dir = await ManifestDir.create(prefix);
-  try {
-    await body(topo, dir);
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+function withNode(prefix: string, body: (ctx: TopologyContext) => Promise<void>): Promise<void> {
+  return withTopology({ prefix, ipv6: false, pods: [] }, body);
 }
 
 const BASE_ARGS = [
@@ -61,7 +48,7 @@ async function scrape(topo: Topology): Promise<string> {
 Deno.test("e2e: /metrics moves with syncs; /healthz is 503 while every restore fails, then 200", async () => {
   const restore = await createRestoreSwitch("hmwrap");
   try {
-    await withNode("hmmet", async (topo, dir) => {
+    await withNode("hmmet", async ({ topo, dir }) => {
       await dir.write("c.json", state(1));
       const env = { PATH: `${restore.dir}:${Deno.env.get("PATH")}` };
       await spawnProxy(topo, [...BASE_ARGS, `--manifests=${dir.path}`], env);
@@ -140,7 +127,7 @@ async function stopWith(proc: SpawnedProcess, signal: Deno.Signal) {
 }
 
 Deno.test("e2e: SIGINT stops the proxy with exit 0 within 2 s and leaves its rules", async () => {
-  await withNode("hmint", async (topo, dir) => {
+  await withNode("hmint", async ({ topo, dir }) => {
     await dir.write("c.json", state(1));
     const proxy = await spawnProxy(topo, [...BASE_ARGS, `--manifests=${dir.path}`]);
     const { code, ms } = await stopWith(proxy, "SIGINT");
@@ -162,7 +149,7 @@ iptables:
 `;
 
 Deno.test("e2e: the proxy exits 2 when its --config file changes on disk", async () => {
-  await withNode("hmcfg", async (topo, dir) => {
+  await withNode("hmcfg", async ({ topo, dir }) => {
     await dir.write("c.json", state(1));
     const cfgDir = await ManifestDir.create("hmcfgfile");
     try {

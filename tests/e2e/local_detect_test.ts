@@ -12,7 +12,7 @@ import { planTopology, type Topology, TOPOLOGY_IPS } from "../../scripts/netns/m
 import { list, node1 } from "./support/cluster_objects.ts";
 import { checkFlows, eventuallyFlows, type FlowCheck } from "./support/flow_check.ts";
 import { type FlowPort, flowService, flowSlice, local, remote } from "./support/flow_objects.ts";
-import { withProxy } from "./support/with_proxy.ts";
+import { type ProxyScenario, withProxy } from "./support/with_proxy.ts";
 
 const POD_A = "10.0.1.2", CLIENT = "10.0.3.2", POD_R = "10.1.1.2";
 const NODE = TOPOLOGY_IPS.node;
@@ -39,8 +39,23 @@ function clusterState(node: unknown) {
   ]);
 }
 
-const PODS = [{ name: "pod-a", ip: POD_A }, { name: "client", ip: CLIENT }];
-const REMOTE_PODS = [{ name: "pod-r", ip: POD_R }];
+/** Every mode's scenario: pod-a and client on the node, pod-r on node2, echo on TARGET. */
+function scenario(
+  prefix: string,
+  args: readonly string[],
+  extra: Partial<ProxyScenario> = {},
+): ProxyScenario {
+  return {
+    prefix,
+    ipv6: false,
+    pods: [{ name: "pod-a", ip: POD_A }, { name: "client", ip: CLIENT }],
+    remotePods: [{ name: "pod-r", ip: POD_R }],
+    state: clusterState(node1()),
+    echo: { tcp: [TARGET], udp: [] },
+    args,
+    ...extra,
+  };
+}
 
 /** The cases every mode must pass; `remoteIsLocal` says whether the detector covers pod-r. */
 function detectLocalCases(remoteIsLocal: boolean): FlowCheck[] {
@@ -102,45 +117,29 @@ async function assertNotLocalMatch(topo: Topology, match: string): Promise<void>
 }
 
 Deno.test("e2e: detect-local ClusterCIDR treats every pod in --cluster-cidr as local", async () => {
-  await withProxy({
-    prefix: "la1",
-    ipv6: false,
-    pods: PODS,
-    remotePods: REMOTE_PODS,
-    state: clusterState(node1()),
-    echo: { tcp: [TARGET], udp: [] },
-    args: ["--detect-local-mode=ClusterCIDR", "--cluster-cidr=10.0.0.0/8"],
-  }, async ({ topo }) => {
-    await assertNotLocalMatch(topo, "! -s 10.0.0.0/8");
-    await checkFlows(topo, detectLocalCases(true));
-  });
+  await withProxy(
+    scenario("la1", ["--detect-local-mode=ClusterCIDR", "--cluster-cidr=10.0.0.0/8"]),
+    async ({ topo }) => {
+      await assertNotLocalMatch(topo, "! -s 10.0.0.0/8");
+      await checkFlows(topo, detectLocalCases(true));
+    },
+  );
 });
 
 Deno.test("e2e: detect-local NodeCIDR treats only this node's podCIDR as local", async () => {
-  await withProxy({
-    prefix: "la2",
-    ipv6: false,
-    pods: PODS,
-    remotePods: REMOTE_PODS,
-    state: clusterState(nodeWithPodCIDRs(["10.0.0.0/16"])),
-    echo: { tcp: [TARGET], udp: [] },
-    args: ["--detect-local-mode=NodeCIDR"],
-  }, async ({ topo }) => {
-    await assertNotLocalMatch(topo, "! -s 10.0.0.0/16");
-    await checkFlows(topo, detectLocalCases(false));
-  });
+  await withProxy(
+    scenario("la2", ["--detect-local-mode=NodeCIDR"], {
+      state: clusterState(nodeWithPodCIDRs(["10.0.0.0/16"])),
+    }),
+    async ({ topo }) => {
+      await assertNotLocalMatch(topo, "! -s 10.0.0.0/16");
+      await checkFlows(topo, detectLocalCases(false));
+    },
+  );
 });
 
 Deno.test("e2e: detect-local NodeCIDR masquerades nothing by locality until the Node gets a podCIDR, then re-syncs", async () => {
-  await withProxy({
-    prefix: "la3",
-    ipv6: false,
-    pods: PODS,
-    remotePods: REMOTE_PODS,
-    state: clusterState(node1()),
-    echo: { tcp: [TARGET], udp: [] },
-    args: ["--detect-local-mode=NodeCIDR"],
-  }, async ({ topo, dir }) => {
+  await withProxy(scenario("la3", ["--detect-local-mode=NodeCIDR"]), async ({ topo, dir }) => {
     await checkFlows(topo, [
       {
         name: "no podCIDR yet: external client -> clusterIP keeps its source",
@@ -163,36 +162,30 @@ Deno.test("e2e: detect-local NodeCIDR masquerades nothing by locality until the 
 });
 
 Deno.test("e2e: detect-local BridgeInterface treats traffic entering the pod bridge as local", async () => {
-  await withProxy({
-    prefix: "la4",
-    ipv6: false,
-    podBridge: "cbr0",
-    pods: PODS,
-    remotePods: REMOTE_PODS,
-    state: clusterState(node1()),
-    echo: { tcp: [TARGET], udp: [] },
-    args: ["--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0"],
-  }, async ({ topo }) => {
-    const link = await topo.exec("node", "ip", ["-o", "link", "show", "master", "cbr0"]);
-    assert.equal(link.stdout.trim().split("\n").length, 2, `pods not on cbr0: ${link.stdout}`);
-    await assertNotLocalMatch(topo, "! -i cbr0");
-    await checkFlows(topo, detectLocalCases(false));
-  });
+  await withProxy(
+    scenario("la4", ["--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0"], {
+      podBridge: "cbr0",
+    }),
+    async ({ topo }) => {
+      const link = await topo.exec("node", "ip", ["-o", "link", "show", "master", "cbr0"]);
+      assert.equal(link.stdout.trim().split("\n").length, 2, `pods not on cbr0: ${link.stdout}`);
+      await assertNotLocalMatch(topo, "! -i cbr0");
+      await checkFlows(topo, detectLocalCases(false));
+    },
+  );
 });
 
 Deno.test("e2e: detect-local InterfaceNamePrefix treats traffic entering veth* as local", async () => {
-  await withProxy({
-    prefix: "la5",
-    ipv6: false,
-    pods: PODS,
-    remotePods: REMOTE_PODS,
-    state: clusterState(node1()),
-    echo: { tcp: [TARGET], udp: [] },
-    args: ["--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=veth"],
-  }, async ({ topo }) => {
-    await assertNotLocalMatch(topo, "! -i veth+");
-    await checkFlows(topo, detectLocalCases(false));
-  });
+  await withProxy(
+    scenario("la5", [
+      "--detect-local-mode=InterfaceNamePrefix",
+      "--pod-interface-name-prefix=veth",
+    ]),
+    async ({ topo }) => {
+      await assertNotLocalMatch(topo, "! -i veth+");
+      await checkFlows(topo, detectLocalCases(false));
+    },
+  );
 });
 
 Deno.test("planTopology() podBridge makes the node's pod veths ports of one bridge", () => {

@@ -11,7 +11,7 @@ import { list, node1 } from "./support/cluster_objects.ts";
 import { checkFlows, eventuallyFlows } from "./support/flow_check.ts";
 import { type FlowPort, flowService, flowSlice, local } from "./support/flow_objects.ts";
 import { eventually } from "./support/proxy_process.ts";
-import { withProxy } from "./support/with_proxy.ts";
+import { type ProxyScenario, withProxy } from "./support/with_proxy.ts";
 
 const POD_A = "10.0.1.2";
 const NODE = TOPOLOGY_IPS.node;
@@ -43,61 +43,60 @@ async function nodePortDestinations(topo: Topology): Promise<string[]> {
     .map((l) => / -d (\S+) /.exec(l)?.[1] ?? "any local");
 }
 
-const PODS = [{ name: "pod-a", ip: POD_A }];
-
-Deno.test("e2e: --nodeport-addresses CIDR opens NodePorts on the node address inside it only", async () => {
-  await withProxy({
-    prefix: "la6",
+/** Every test's scenario: pod-a on the node, echo on TARGET, the proxy run with `args`. */
+function scenario(prefix: string, args: readonly string[] = []): ProxyScenario {
+  return {
+    prefix,
     ipv6: false,
-    pods: PODS,
+    pods: [{ name: "pod-a", ip: POD_A }],
     state: clusterState(),
     echo: { tcp: [TARGET], udp: [] },
-    args: ["--nodeport-addresses=198.51.100.0/24"],
-  }, async ({ topo, dir }) => {
-    // No node address is inside the CIDR yet: no NodePort anywhere.
-    assert.deepEqual(await nodePortDestinations(topo), []);
-    // Add one, and make the Node change so a sync runs (upstream re-reads addresses each sync).
-    await addSecondAddress(topo);
-    await dir.write("cluster.json", clusterState({ "example.com/touched": "1" }));
-    await eventually(
-      "a NodePort jump for the second address",
-      10_000,
-      async () => (await nodePortDestinations(topo)).includes(`${SECOND}/32`),
-    );
-    assert.deepEqual(await nodePortDestinations(topo), [`${SECOND}/32`]);
-    await checkFlows(topo, [
-      {
-        name: "external -> NodePort on the address inside the CIDR",
-        from: "external",
-        to: `${SECOND}:30160`,
-        expect: ["pod-a"],
-        masq: true,
-      },
-      {
-        name: "external -> NodePort on the node IP outside the CIDR",
-        from: "external",
-        to: `${NODE}:30160`,
-        expect: "refused",
-      },
-      {
-        name: "the node itself -> localhost NodePort (loopback is outside the CIDR)",
-        from: "node",
-        to: "127.0.0.1:30160",
-        expect: "refused",
-      },
-    ]);
-  });
+    args,
+  };
+}
+
+Deno.test("e2e: --nodeport-addresses CIDR opens NodePorts on the node address inside it only", async () => {
+  await withProxy(
+    scenario("la6", ["--nodeport-addresses=198.51.100.0/24"]),
+    async ({ topo, dir }) => {
+      // No node address is inside the CIDR yet: no NodePort anywhere.
+      assert.deepEqual(await nodePortDestinations(topo), []);
+      // Add one, and make the Node change so a sync runs (upstream re-reads addresses each sync).
+      await addSecondAddress(topo);
+      await dir.write("cluster.json", clusterState({ "example.com/touched": "1" }));
+      await eventually(
+        "a NodePort jump for the second address",
+        10_000,
+        async () => (await nodePortDestinations(topo)).includes(`${SECOND}/32`),
+      );
+      assert.deepEqual(await nodePortDestinations(topo), [`${SECOND}/32`]);
+      await checkFlows(topo, [
+        {
+          name: "external -> NodePort on the address inside the CIDR",
+          from: "external",
+          to: `${SECOND}:30160`,
+          expect: ["pod-a"],
+          masq: true,
+        },
+        {
+          name: "external -> NodePort on the node IP outside the CIDR",
+          from: "external",
+          to: `${NODE}:30160`,
+          expect: "refused",
+        },
+        {
+          name: "the node itself -> localhost NodePort (loopback is outside the CIDR)",
+          from: "node",
+          to: "127.0.0.1:30160",
+          expect: "refused",
+        },
+      ]);
+    },
+  );
 });
 
 Deno.test("e2e: --nodeport-addresses primary opens NodePorts on the node's primary IP only", async () => {
-  await withProxy({
-    prefix: "la7",
-    ipv6: false,
-    pods: PODS,
-    state: clusterState(),
-    echo: { tcp: [TARGET], udp: [] },
-    args: ["--nodeport-addresses=primary"],
-  }, async ({ topo }) => {
+  await withProxy(scenario("la7", ["--nodeport-addresses=primary"]), async ({ topo }) => {
     await addSecondAddress(topo);
     assert.deepEqual(await nodePortDestinations(topo), [`${NODE}/32`]);
     await eventuallyFlows(topo, {
@@ -119,13 +118,7 @@ Deno.test("e2e: --nodeport-addresses primary opens NodePorts on the node's prima
 });
 
 Deno.test("e2e: without --nodeport-addresses NodePorts answer on every node address", async () => {
-  await withProxy({
-    prefix: "la8",
-    ipv6: false,
-    pods: PODS,
-    state: clusterState(),
-    echo: { tcp: [TARGET], udp: [] },
-  }, async ({ topo }) => {
+  await withProxy(scenario("la8"), async ({ topo }) => {
     await addSecondAddress(topo);
     assert.deepEqual(await nodePortDestinations(topo), ["any local"]);
     await checkFlows(topo, [

@@ -7,15 +7,9 @@
  * default route is the node, so LB IPs and externalIPs in 198.18.0.0/24 reach it.
  */
 import assert from "node:assert/strict";
-import {
-  createTopology,
-  type NamespaceRef,
-  type ProbeAnswer,
-  type ProbeProto,
-  type Topology,
-  TOPOLOGY_IPS,
-} from "../../scripts/netns/mod.ts";
+import { type Topology, TOPOLOGY_IPS } from "../../scripts/netns/mod.ts";
 import { list, node1 } from "./support/cluster_objects.ts";
+import { checkFlows, type FlowCheck } from "./support/flow_check.ts";
 import {
   type FlowEndpoint,
   type FlowPort,
@@ -25,32 +19,12 @@ import {
   local,
   remote,
 } from "./support/flow_objects.ts";
-import { ManifestDir, requireRealKernel, startProxy } from "./support/proxy_process.ts";
+import { type ProxyScenario, withProxy } from "./support/with_proxy.ts";
 
 const POD_A = "10.0.1.2", POD_B = "10.0.2.2", CLIENT = "10.0.3.2", POD_R = "10.1.1.2";
-const NODE = TOPOLOGY_IPS.node, EXTERNAL = TOPOLOGY_IPS.external;
+const NODE = TOPOLOGY_IPS.node;
 /** Echo servers listen only on the target port, so an answer proves targetPort mapping. */
 const TARGET = 8080;
-
-/** One packet-flow case, as upstream's packetFlowTest. */
-interface FlowCase {
-  readonly name: string;
-  readonly from: NamespaceRef;
-  readonly proto?: ProbeProto;
-  readonly to: string;
-  /** The endpoints (pod names) that answer, all of them; or how every attempt fails. */
-  readonly expect: readonly string[] | "refused" | "timeout";
-  /** Whether the endpoint sees a source other than the client's own address. */
-  readonly masq?: boolean;
-}
-
-/** The client address each namespace's packets carry before any NAT. */
-const SOURCE: Record<string, string> = {
-  external: EXTERNAL,
-  client: CLIENT,
-  "pod-a": POD_A,
-  "pod-b": POD_B,
-};
 
 function port(name: string, port: number, extra: Partial<FlowPort> = {}): FlowPort {
   return { name, port, targetPort: TARGET, ...extra };
@@ -70,68 +44,9 @@ function serviceWith(
   ];
 }
 
-function peerIP(peer: string): string {
-  return peer.slice(0, peer.lastIndexOf(":"));
-}
-
-/** Checks one case's answers against its expectation; returns a failure text or null. */
-function judge(c: FlowCase, answers: readonly ProbeAnswer[]): string | null {
-  const seen = JSON.stringify(answers);
-  if (typeof c.expect === "string") {
-    return answers.every((a) => !a.ok && a.error === c.expect)
-      ? null
-      : `expected every attempt to fail with ${c.expect}, got ${seen}`;
-  }
-  const names = new Set<string>();
-  for (const a of answers) {
-    if (!a.ok) return `expected answers from ${c.expect.join(", ")}, got ${seen}`;
-    names.add(a.name);
-    const source = SOURCE[c.from];
-    if (c.masq !== undefined && source !== undefined) {
-      const masqueraded = peerIP(a.peer) !== source;
-      if (masqueraded !== c.masq) {
-        return `expected ${c.masq ? "a masqueraded" : "the original"} source, got ${a.peer}`;
-      }
-      if (c.masq && c.from === "external" && peerIP(a.peer) !== NODE) {
-        return `expected the node IP ${NODE} as the source, got ${a.peer}`;
-      }
-    }
-  }
-  const got = [...names].sort().join(", ");
-  const want = [...c.expect].sort().join(", ");
-  return got === want ? null : `expected endpoints {${want}}, got {${got}}: ${seen}`;
-}
-
-/** Runs every case (sequentially) and fails once, listing every case that went wrong. */
-async function runFlowCases(topo: Topology, cases: readonly FlowCase[]): Promise<void> {
-  const failures: string[] = [];
-  for (const c of cases) {
-    const dropped = c.expect === "timeout";
-    const started = Date.now();
-    const answers = await topo.probe({
-      from: c.from,
-      proto: c.proto ?? "tcp",
-      to: c.to,
-      count: typeof c.expect === "string" ? 2 : 20,
-      timeoutMs: dropped ? 500 : 2000,
-    });
-    let failure = judge(c, answers);
-    if (failure === null && c.expect === "refused" && Date.now() - started > 1500) {
-      failure = "REJECT must answer at once, not after a timeout";
-    }
-    if (failure !== null) failures.push(`${c.name}: ${failure}`);
-  }
-  assert.deepEqual(failures, [], failures.join("\n"));
-}
-
-/** Topology + manifests + the running proxy; everything removed afterwards, even on failure. */
-async function withProxy(
-  prefix: string,
-  objects: readonly unknown[],
-  body: (topo: Topology) => Promise<void>,
-): Promise<void> {
-  await requireRealKernel();
-  const topo = await createTopology({
+/** Every test's topology: pod-a, pod-b and client on the node, pod-r on node2; `objects` served. */
+function scenario(prefix: string, objects: readonly unknown[]): ProxyScenario {
+  return {
     prefix,
     ipv6: false,
     pods: [
@@ -140,20 +55,15 @@ async function withProxy(
       { name: "client", ip: CLIENT },
     ],
     remotePods: [{ name: "pod-r", ip: POD_R }],
-  });
-  const dir = await ManifestDir.create(prefix);
-  try {
-    await dir.write("cluster.json", list([node1(), ...objects]));
-    await topo.startEchoServers({ tcp: [TARGET], udp: [TARGET] });
-    await startProxy(topo, [`--manifests=${dir.path}`]);
-    await body(topo);
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+    state: list([node1(), ...objects]),
+    echo: { tcp: [TARGET], udp: [TARGET] },
+  };
+}
+
+/** checkFlows, where a masqueraded external client must reach the endpoint as the node IP. */
+function runFlowCases(topo: Topology, cases: readonly FlowCheck[]): Promise<void> {
+  const external = (c: FlowCheck) => c.from === "external" && c.masq === true;
+  return checkFlows(topo, cases.map((c) => external(c) ? { ...c, masqSource: NODE } : c));
 }
 
 Deno.test("e2e: TCP and UDP on one port reach their own endpoints, on the target port", async () => {
@@ -164,7 +74,7 @@ Deno.test("e2e: TCP and UDP on one port reach their own endpoints, on the target
     flowSlice("demo", "mixed", "mixed-tcp", [local(POD_A)], [tcp]),
     flowSlice("demo", "mixed", "mixed-udp", [local(POD_B)], [udp]),
   ];
-  await withProxy("kpfproto", objects, async (topo) => {
+  await withProxy(scenario("kpfproto", objects), async ({ topo }) => {
     await runFlowCases(topo, [
       { name: "pod -> clusterIP TCP", from: "client", to: "172.30.0.10:80", expect: ["pod-a"] },
       {
@@ -203,7 +113,7 @@ Deno.test("e2e: a service without endpoints rejects its clusterIP, externalIP, N
     }),
     flowSlice("demo", "empty", "empty-1", [], [p]),
   ];
-  await withProxy("kpfrej", objects, async (topo) => {
+  await withProxy(scenario("kpfrej", objects), async ({ topo }) => {
     await runFlowCases(topo, [
       { name: "pod -> clusterIP", from: "client", to: "172.30.0.11:80", expect: "refused" },
       { name: "external -> externalIP", from: "external", to: "198.18.0.11:80", expect: "refused" },
@@ -234,7 +144,7 @@ Deno.test("e2e: external -> NodePort, LB IP and externalIP by traffic policy: Cl
     }, [remote(POD_R)]),
   ];
   const both = ["pod-a", "pod-r"];
-  await withProxy("kpfetp", objects, async (topo) => {
+  await withProxy(scenario("kpfetp", objects), async ({ topo }) => {
     await runFlowCases(topo, [
       // ETP Cluster
       {
@@ -361,7 +271,7 @@ Deno.test("e2e: loadBalancerSourceRanges admit listed clients to the LB IP, drop
       loadBalancerSourceRanges: ["198.51.100.0/24"],
     }, [local(POD_A)]),
   ];
-  await withProxy("kpfsrc", objects, async (topo) => {
+  await withProxy(scenario("kpfsrc", objects), async ({ topo }) => {
     await runFlowCases(topo, [
       {
         name: "allowed client -> LB IP",
@@ -403,7 +313,7 @@ Deno.test("e2e: ClientIP session affinity keeps a client on one endpoint", async
     { type: "NodePort", affinitySeconds: 600 },
     [local(POD_A), local(POD_B), remote(POD_R)],
   );
-  await withProxy("kpfaff", objects, async (topo) => {
+  await withProxy(scenario("kpfaff", objects), async ({ topo }) => {
     for (const [from, to] of [["client", "172.30.0.40:80"], ["external", `${NODE}:30100`]]) {
       const answers = await topo.probe({
         from: from!,

@@ -4,15 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { createTopology } from "../../scripts/netns/mod.ts";
 import { list, node1, service } from "./support/cluster_objects.ts";
-import {
-  MANIFEST_ROOT,
-  ManifestDir,
-  REPO_ROOT,
-  requireRealKernel,
-  startProxy,
-} from "./support/proxy_process.ts";
+import { MANIFEST_ROOT, REPO_ROOT } from "./support/proxy_process.ts";
+import { withProxy } from "./support/with_proxy.ts";
 
 async function runMain(args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -81,29 +75,17 @@ Deno.test("e2e: --write-config-to writes a KubeProxyConfiguration that --config 
 });
 
 Deno.test("e2e: SIGTERM stops the proxy with exit 0 and leaves its rules in place", async () => {
-  await requireRealKernel();
-  const topo = await createTopology({ prefix: "kpsig", ipv6: false, pods: [] });
-  const dir = await ManifestDir.create("kpsig");
-  try {
-    await dir.write(
-      "c.json",
-      list([
-        node1(),
-        service("demo", "web", "172.30.0.10", [{ name: "http", port: 80, targetPort: 8080 }]),
-      ]),
-    );
-    const proxy = await startProxy(topo, [`--manifests=${dir.path}`]);
+  const state = list([
+    node1(),
+    service("demo", "web", "172.30.0.10", [{ name: "http", port: 80, targetPort: 8080 }]),
+  ]);
+  const scenario = { prefix: "kpsig", ipv6: false, pods: [], state, echo: false } as const;
+  await withProxy(scenario, async ({ topo, proxy }) => {
     const started = Date.now();
     const status = await proxy.kill(5000);
     assert.equal(status.code, 0, proxy.output());
     assert.ok(Date.now() - started < 2000, "must exit within 2 s");
     const filter = await topo.exec("node", "iptables-legacy-save", ["-t", "filter"]);
     assert.match(filter.stdout, /172\.30\.0\.10/, "rules stay after SIGTERM");
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+  });
 });

@@ -2,6 +2,7 @@
  * Builders for the Service / EndpointSlice / Node objects the e2e tests write as manifests.
  * IP plan: node 192.168.0.2 (named node1), pods 10.0.0.0/8, services 172.30.0.0/16.
  */
+import { flowSlice, local } from "./flow_objects.ts";
 
 /** One port of a test Service. */
 export interface TestPort {
@@ -30,29 +31,14 @@ export function service(ns: string, name: string, clusterIP: string, ports: read
   };
 }
 
-/** An EndpointSlice for `svc` with ready endpoints on node1. */
+/** An EndpointSlice `<svc>-slice` for `svc` with ready endpoints on node1. */
 export function endpointSlice(
   ns: string,
   svc: string,
   ips: readonly string[],
   ports: readonly TestPort[],
 ) {
-  return {
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    metadata: {
-      namespace: ns,
-      name: `${svc}-slice`,
-      labels: { "kubernetes.io/service-name": svc },
-    },
-    addressType: "IPv4",
-    ports: ports.map((p) => ({ name: p.name, port: p.targetPort, protocol: p.protocol ?? "TCP" })),
-    endpoints: ips.map((ip) => ({
-      addresses: [ip],
-      conditions: { ready: true, serving: true, terminating: false },
-      nodeName: "node1",
-    })),
-  };
+  return flowSlice(ns, svc, `${svc}-slice`, ips.map(local), ports);
 }
 
 /** The proxy's own Node object. */

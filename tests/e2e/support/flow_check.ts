@@ -24,6 +24,8 @@ export interface FlowCheck {
   readonly expect: readonly string[] | "refused" | "timeout";
   /** Whether the endpoint sees a source other than the client's own address. */
   readonly masq?: boolean;
+  /** When masqueraded, the one source the endpoint must see (e.g. the node IP after SNAT). */
+  readonly masqSource?: string;
 }
 
 /** The host part of `ip:port` / `[ip]:port`, without brackets. */
@@ -61,6 +63,9 @@ export function judgeFlow(
       const masqueraded = peerHost(a.peer) !== source;
       if (masqueraded !== c.masq) {
         return `expected ${c.masq ? "a masqueraded" : "the original"} source, got ${a.peer}`;
+      }
+      if (c.masq && c.masqSource !== undefined && peerHost(a.peer) !== c.masqSource) {
+        return `expected ${c.masqSource} as the source, got ${a.peer}`;
       }
     }
   }

@@ -2,19 +2,9 @@
  * One e2e scenario: a topology, a manifest folder holding `state`, echo servers and the running
  * proxy; everything is removed afterwards, even when the body fails (whose logs are printed).
  */
-import {
-  createTopology,
-  type EchoPorts,
-  type SpawnedProcess,
-  type Topology,
-  type TopologyOptions,
-} from "../../../scripts/netns/mod.ts";
-import {
-  ManifestDir,
-  type NodeIptablesFlavour,
-  requireRealKernel,
-  startProxy,
-} from "./proxy_process.ts";
+import type { EchoPorts, SpawnedProcess, TopologyOptions } from "../../../scripts/netns/mod.ts";
+import { type NodeIptablesFlavour, startProxy } from "./proxy_process.ts";
+import { type TopologyContext, withTopology } from "./with_topology.ts";
 
 /** What a scenario is made of. */
 export interface ProxyScenario extends TopologyOptions {
@@ -29,31 +19,20 @@ export interface ProxyScenario extends TopologyOptions {
 }
 
 /** What the body works with. */
-export interface ProxyContext {
-  readonly topo: Topology;
-  readonly dir: ManifestDir;
+export interface ProxyContext extends TopologyContext {
   readonly proxy: SpawnedProcess;
 }
 
 /** Runs `body` against a running proxy in a fresh topology, then tears everything down. */
-export async function withProxy(
+export function withProxy(
   scenario: ProxyScenario,
   body: (ctx: ProxyContext) => Promise<void>,
 ): Promise<void> {
-  await requireRealKernel(scenario.flavour);
   const { state, args = [], echo = {}, flavour = "legacy", ...topology } = scenario;
-  const topo = await createTopology(topology);
-  const dir = await ManifestDir.create(scenario.prefix);
-  try {
+  return withTopology({ ...topology, flavour }, async ({ topo, dir }) => {
     await dir.write("cluster.json", state);
     if (echo !== false) await topo.startEchoServers(echo);
     const proxy = await startProxy(topo, [`--manifests=${dir.path}`, ...args], { flavour });
     await body({ topo, dir, proxy });
-  } catch (err) {
-    console.error(topo.logs());
-    throw err;
-  } finally {
-    await topo.destroy();
-    await dir.remove();
-  }
+  });
 }

@@ -1,0 +1,126 @@
+/**
+ * The proxy app on a fake iptables and a fake clock, fed by hand the way a source would, plus
+ * the one service (`demo/web`, 172.30.0.10:80 -> 8080) the lib/app tests program.
+ */
+import { Registry } from "prom-client";
+import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import { createIptablesBackends } from "../../lib/app/iptables_backends.ts";
+import { createProxyApp } from "../../lib/app/proxy_app.ts";
+import { defaultConfig } from "../../lib/config/mod.ts";
+import { createLogger } from "../../lib/log/mod.ts";
+import { createProxyMetrics } from "../../lib/metrics/mod.ts";
+import type { ProxyState } from "../../lib/proxy/mod.ts";
+import type { ObjectSink } from "../../lib/source/mod.ts";
+import { createFakeIptables } from "../support/fake_iptables.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+
+/** The fake clock's start, in ms since the epoch. */
+export const START = 1_700_000_000_000;
+
+/** `demo/web`: clusterIP 172.30.0.10, TCP port "http" 80. */
+export const webService: V1Service = {
+  metadata: { namespace: "demo", name: "web" },
+  spec: {
+    clusterIP: "172.30.0.10",
+    clusterIPs: ["172.30.0.10"],
+    ports: [{ name: "http", port: 80, protocol: "TCP" }],
+  },
+};
+
+/** `demo/web-1`: ready endpoints on node1 at `ips`, port 8080; with a trigger time if given. */
+export function webSlice(ips: string[], triggerTime?: number): V1EndpointSlice {
+  return {
+    metadata: {
+      namespace: "demo",
+      name: "web-1",
+      labels: { "kubernetes.io/service-name": "web" },
+      ...(triggerTime === undefined ? {} : {
+        annotations: {
+          "endpoints.kubernetes.io/last-change-trigger-time": new Date(triggerTime).toISOString(),
+        },
+      }),
+    },
+    addressType: "IPv4",
+    ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+    endpoints: ips.map((ip) => ({
+      addresses: [ip],
+      conditions: { ready: true },
+      nodeName: "node1",
+    })),
+  };
+}
+
+/**
+ * Starts the app (IPv4, legacy, min sync 1 s, sync 30 s) logging at `verbosity` into `lines`.
+ * While `broken.on`, every restore fails the way a kernel refusing the payload does.
+ */
+export function setupProxyApp(verbosity = 2) {
+  const clock = new FakeClock({ startMs: START });
+  const ipt = createFakeIptables();
+  const registry = new Registry();
+  const metrics = createProxyMetrics(registry);
+  const lines: string[] = [];
+  const logger = createLogger({ verbosity, write: (l) => lines.push(l) });
+  const applied: ProxyState[][] = [];
+  const broken = { on: false };
+  const runner: typeof ipt.run = (input) =>
+    broken.on && input.cmd.endsWith("-restore")
+      ? Promise.resolve({ code: 1, stdout: "", stderr: "iptables-restore: line 3 failed\n" })
+      : ipt.run(input);
+  let sink: ObjectSink | undefined;
+  const app = createProxyApp({
+    nodeName: "node1",
+    fallbackNodeIPs: ["192.168.0.2"],
+    createSource: (s) => {
+      sink = s;
+      return { start: () => Promise.resolve() };
+    },
+    backends: createIptablesBackends({
+      config: { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] },
+      flavour: "legacy",
+      families: ["IPv4"],
+      runner,
+      logger,
+      metrics: metrics.forFamily("IPv4"),
+    }),
+    minSyncPeriodMs: 1000,
+    syncPeriodMs: 30_000,
+    logger,
+    metrics,
+    clock,
+    onApplied: (states) => {
+      applied.push([...states]);
+      return Promise.resolve();
+    },
+  });
+  const abort = new AbortController();
+  const done = app.start(abort.signal);
+  const nat = () => ipt.save("legacy", "IPv4", "nat");
+  const stop = async () => {
+    abort.abort();
+    await clock.advance(0);
+    await done;
+  };
+  /** Lists webService and `slice`, marks both kinds synced and lets the first sync run. */
+  const start = async (slice: V1EndpointSlice) => {
+    sink!.onEvent({ kind: "Service", type: "ADDED", object: webService });
+    sink!.onEvent({ kind: "EndpointSlice", type: "ADDED", object: slice });
+    sink!.onSynced("Service");
+    sink!.onSynced("EndpointSlice");
+    await clock.advance(1000);
+  };
+  return {
+    app,
+    broken,
+    clock,
+    ipt,
+    registry,
+    metrics,
+    lines,
+    applied,
+    sink: () => sink!,
+    nat,
+    start,
+    stop,
+  };
+}

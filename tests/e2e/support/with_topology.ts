@@ -1,0 +1,37 @@
+/**
+ * The frame every real-kernel test runs in: a fresh topology and a manifest folder named after
+ * its prefix; on failure the topology's process logs are printed, and both are always removed.
+ */
+import { createTopology, type Topology, type TopologyOptions } from "../../../scripts/netns/mod.ts";
+import { ManifestDir, type NodeIptablesFlavour, requireRealKernel } from "./proxy_process.ts";
+
+/** A topology plus the iptables flavour the machine must have for it (default legacy). */
+export interface TopologyScenario extends TopologyOptions {
+  readonly flavour?: NodeIptablesFlavour;
+}
+
+/** What the body works with. */
+export interface TopologyContext {
+  readonly topo: Topology;
+  readonly dir: ManifestDir;
+}
+
+/** Runs `body` in a fresh topology with an empty manifest folder, then tears both down. */
+export async function withTopology(
+  scenario: TopologyScenario,
+  body: (ctx: TopologyContext) => Promise<void>,
+): Promise<void> {
+  const { flavour, ...options } = scenario;
+  await requireRealKernel(flavour);
+  const topo = await createTopology(options);
+  const dir = await ManifestDir.create(options.prefix);
+  try {
+    await body({ topo, dir });
+  } catch (err) {
+    console.error(topo.logs());
+    throw err;
+  } finally {
+    await topo.destroy();
+    await dir.remove();
+  }
+}
