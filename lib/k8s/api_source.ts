@@ -3,29 +3,33 @@
  * EndpointSlices (upstream's label selector) and this node's Node, all feeding the same sink,
  * plus the best-effort Starting event.
  */
-import type { Logger } from "../log/mod.ts";
 import { silentLogger } from "../log/mod.ts";
 import type { ObjectEvent, ObjectKind, ObjectSink, ObjectSource } from "../source/mod.ts";
-import type { Clock } from "../sync/mod.ts";
-import type { BackoffOptions } from "./backoff.ts";
-import { createReflector, type Reflector, type ReflectorStats } from "./reflector.ts";
+import {
+  createReflector,
+  type Reflector,
+  type ReflectorOptions,
+  type ReflectorStats,
+} from "./reflector.ts";
 import { proxyResources } from "./resources.ts";
 import { postStartingEvent } from "./start_event.ts";
-import type { ApiTransport } from "./transport.ts";
 
 /** Options of createApiSource; only transport, nodeName and sink are required. */
-export interface ApiSourceOptions {
-  readonly transport: ApiTransport;
+export interface ApiSourceOptions extends
+  Pick<
+    ReflectorOptions,
+    | "transport"
+    | "logger"
+    | "clock"
+    | "random"
+    | "backoff"
+    | "pageSize"
+    | "idleTimeoutMs"
+    | "minWatchTimeoutSeconds"
+  > {
   /** This node: its Node is watched by name and named in the Starting event. */
   readonly nodeName: string;
   readonly sink: ObjectSink;
-  readonly logger?: Logger;
-  readonly clock?: Clock;
-  readonly random?: () => number;
-  readonly backoff?: BackoffOptions;
-  readonly pageSize?: number;
-  readonly idleTimeoutMs?: number;
-  readonly minWatchTimeoutSeconds?: number;
   /** Post the "Starting kube-proxy" Event at start. Default true. */
   readonly postStartingEvent?: boolean;
 }
