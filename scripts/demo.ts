@@ -50,6 +50,14 @@ async function renderFallback(reason: string): Promise<void> {
 
 if (Deno.uid() !== 0) await renderFallback("Not running as root");
 
+// A fresh machine may lack iptables, conntrack or iproute2: install them as the tests do.
+const deps = await new Deno.Command("bash", {
+  args: [`${root}scripts/install_test_deps.sh`],
+  stdout: "inherit",
+  stderr: "inherit",
+}).output();
+if (!deps.success) await renderFallback("Could not install the netadmin tools the demo needs");
+
 const topo = await createTopology({
   prefix: "demo",
   ipv6: false,
