@@ -6,6 +6,7 @@
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
+import { sleep, systemClock } from "../sync/mod.ts";
 import type { ObjectKind, ObjectSink, ObjectSource } from "./events.ts";
 import { isManifestFileName, type ManifestObject, parseManifestText } from "./manifest_parse.ts";
 import { diffManifestStates, type ManifestState, mergeManifestFiles } from "./manifest_state.ts";
@@ -64,22 +65,6 @@ function closeQuietly(watcher: ManifestWatcher): void {
   } catch {
     // already closed
   }
-}
-
-/** Waits `ms`, or less if `signal` aborts; leaves no timer behind. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    if (signal.aborted) return done();
-    const onAbort = () => {
-      clearTimeout(timer);
-      done();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      done();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 async function statOrUndefined(path: string): Promise<Deno.FileInfo | undefined> {
@@ -282,7 +267,7 @@ export function createManifestSource(options: ManifestSourceOptions): ManifestSo
             path: root,
             reason: errorMessage(err),
           });
-          await sleep(retryMs, signal);
+          await sleep(systemClock, retryMs, signal);
           continue;
         }
         const watcher = current;
@@ -299,9 +284,9 @@ export function createManifestSource(options: ManifestSourceOptions): ManifestSo
           closeQuietly(watcher);
           if (current === watcher) current = undefined;
         }
-        await sleep(retryMs, signal);
+        await sleep(systemClock, retryMs, signal);
         while (!signal.aborted && !(await statOrUndefined(root).catch(() => undefined))) {
-          await sleep(retryMs, signal);
+          await sleep(systemClock, retryMs, signal);
         }
       }
     }
