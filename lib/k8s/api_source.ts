@@ -45,29 +45,22 @@ export interface ApiSource extends ObjectSource {
  * once they have all stopped; it never rejects: errors are logged and retried.
  */
 export function createApiSource(options: ApiSourceOptions): ApiSource {
+  const { nodeName, sink, postStartingEvent: post, ...loopOptions } = options;
   const logger = options.logger ?? silentLogger;
   const reflectors = new Map<ObjectKind, Reflector>();
-  for (const resource of proxyResources(options.nodeName)) {
+  for (const resource of proxyResources(nodeName)) {
     const kind = resource.kind;
     reflectors.set(
       kind,
       createReflector({
+        ...loopOptions,
         resource,
-        transport: options.transport,
-        onChange: (type, object) => options.sink.onEvent({ kind, type, object } as ObjectEvent),
+        onChange: (type, object) => sink.onEvent({ kind, type, object } as ObjectEvent),
         onSynced: () => {
           logger.info("Initial list complete", { kind });
-          options.sink.onSynced(kind);
+          sink.onSynced(kind);
         },
         logger,
-        ...(options.clock ? { clock: options.clock } : {}),
-        ...(options.random ? { random: options.random } : {}),
-        ...(options.backoff ? { backoff: options.backoff } : {}),
-        ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
-        ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
-        ...(options.minWatchTimeoutSeconds !== undefined
-          ? { minWatchTimeoutSeconds: options.minWatchTimeoutSeconds }
-          : {}),
       }),
     );
   }
@@ -75,11 +68,11 @@ export function createApiSource(options: ApiSourceOptions): ApiSource {
     async start(signal: AbortSignal): Promise<void> {
       logger.info("Watching the API server", { server: options.transport.server });
       const loops = [...reflectors.values()].map((r) => r.start(signal));
-      if (options.postStartingEvent ?? true) {
+      if (post ?? true) {
         loops.push(
           postStartingEvent({
             transport: options.transport,
-            nodeName: options.nodeName,
+            nodeName,
             logger,
             signal,
           }).then(() => {}),
