@@ -101,18 +101,26 @@ export function renderServicePort(
     }
   }
 
-  // Capture the clusterIP.
-  const clusterIPMatch: RulePart = [...proto, "-d", info.clusterIP, "--dport", port];
-  if (hasInternalEndpoints) {
-    b.nat(
-      null,
+  const destination = (ip: string): RulePart => [...proto, "-d", ip, "--dport", port];
+  /** A nat capture into KUBE-SERVICES (or KUBE-NODEPORTS) of one kind of address. */
+  const capture = (chain: string, what: string, match: RulePart, target: string) =>
+    b.nat(null, "-A", chain, comment(what), match, "-j", target);
+  /** The filter REJECT/DROP of external traffic when no endpoint (local) may take it. */
+  const filterExternal = (match: RulePart) =>
+    b.filter(
       "-A",
-      KUBE_SERVICES,
-      comment(quoted(`${name} cluster IP`)),
-      clusterIPMatch,
+      KUBE_EXTERNAL_SERVICES,
+      comment(externalFilterComment),
+      match,
       "-j",
-      internalPolicyLocal ? chains.local : chains.cluster,
+      externalFilterTarget,
     );
+
+  // Capture the clusterIP.
+  const clusterIPMatch = destination(info.clusterIP);
+  if (hasInternalEndpoints) {
+    const target = internalPolicyLocal ? chains.local : chains.cluster;
+    capture(KUBE_SERVICES, quoted(`${name} cluster IP`), clusterIPMatch, target);
   } else {
     b.filter(
       "-A",
@@ -126,43 +134,19 @@ export function renderServicePort(
 
   // Capture externalIPs.
   for (const ip of info.externalIPs) {
-    const match: RulePart = [...proto, "-d", ip, "--dport", port];
+    const match = destination(ip);
     if (hasEndpoints) {
-      b.nat(
-        null,
-        "-A",
-        KUBE_SERVICES,
-        comment(quoted(`${name} external IP`)),
-        match,
-        "-j",
-        chains.external,
-      );
+      capture(KUBE_SERVICES, quoted(`${name} external IP`), match, chains.external);
     }
-    if (!hasExternalEndpoints) {
-      b.filter(
-        "-A",
-        KUBE_EXTERNAL_SERVICES,
-        comment(externalFilterComment),
-        match,
-        "-j",
-        externalFilterTarget,
-      );
-    }
+    if (!hasExternalEndpoints) filterExternal(match);
   }
 
   // Capture load balancer ingress.
   for (const ip of info.loadBalancerIPs) {
-    const match: RulePart = [...proto, "-d", ip, "--dport", port];
+    const match = destination(ip);
     if (hasEndpoints) {
-      b.nat(
-        null,
-        "-A",
-        KUBE_SERVICES,
-        comment(quoted(`${name} loadbalancer IP`)),
-        match,
-        "-j",
-        usesFWChain ? chains.firewall : chains.external,
-      );
+      const target = usesFWChain ? chains.firewall : chains.external;
+      capture(KUBE_SERVICES, quoted(`${name} loadbalancer IP`), match, target);
     }
     if (usesFWChain) {
       b.filter(
@@ -176,53 +160,15 @@ export function renderServicePort(
     }
   }
   if (!hasExternalEndpoints) {
-    for (const ip of info.loadBalancerIPs) {
-      b.filter(
-        "-A",
-        KUBE_EXTERNAL_SERVICES,
-        comment(externalFilterComment),
-        proto,
-        "-d",
-        ip,
-        "--dport",
-        port,
-        "-j",
-        externalFilterTarget,
-      );
-    }
+    for (const ip of info.loadBalancerIPs) filterExternal(destination(ip));
   }
 
   // Capture NodePorts. (They are not subject to loadBalancerSourceRanges, as upstream.)
   if (info.nodePort !== 0) {
-    const nodePort = String(info.nodePort);
-    if (hasEndpoints) {
-      b.nat(
-        null,
-        "-A",
-        KUBE_NODEPORTS,
-        comment(name),
-        proto,
-        "--dport",
-        nodePort,
-        "-j",
-        chains.external,
-      );
-    }
+    const nodePortMatch: RulePart = [...proto, "--dport", String(info.nodePort)];
+    if (hasEndpoints) capture(KUBE_NODEPORTS, name, nodePortMatch, chains.external);
     if (!hasExternalEndpoints) {
-      b.filter(
-        "-A",
-        KUBE_EXTERNAL_SERVICES,
-        comment(externalFilterComment),
-        "-m",
-        "addrtype",
-        "--dst-type",
-        "LOCAL",
-        proto,
-        "--dport",
-        nodePort,
-        "-j",
-        externalFilterTarget,
-      );
+      filterExternal(["-m", "addrtype", "--dst-type", "LOCAL", ...nodePortMatch]);
     }
   }
 
