@@ -4,8 +4,7 @@
  * going in a directory) become watch events.
  */
 import { dirname, join, resolve } from "node:path";
-import type { Logger } from "../log/logger.ts";
-import { silentLogger } from "../log/logger.ts";
+import { type Logger, silentLogger } from "../log/mod.ts";
 import { sleep, systemClock } from "../sync/mod.ts";
 import type { ObjectKind, ObjectSink, ObjectSource } from "./events.ts";
 import { isManifestFileName, type ManifestObject, parseManifestText } from "./manifest_parse.ts";
