@@ -4,7 +4,7 @@
  * because it cannot express `--bool=false`, `-v=4` or typed values without a second pass over
  * its raw tokens, which would be this parser again.
  */
-import { canonicalIP, ipFamily } from "../net/mod.ts";
+import { canonicalIP, ipFamily, joinHostPort } from "../net/mod.ts";
 import { parseDuration } from "./duration.ts";
 import { FLAGS_BY_NAME, FLAGS_BY_SHORTHAND, type FlagSpec, type FlagValue } from "./flag_table.ts";
 import { ConfigError } from "./types.ts";
@@ -48,7 +48,7 @@ function parseHostPort(text: string): string | null {
   if (ipFamily(host) === null) return null;
   if (port === undefined) return host.includes(":") ? `[${host}]` : host;
   const p = Number(port);
-  return p >= 0 && p <= 65535 ? (host.includes(":") ? `[${host}]:${p}` : `${host}:${p}`) : null;
+  return p >= 0 && p <= 65535 ? joinHostPort(host, p) : null;
 }
 
 function parseIPList(text: string): string[] | null {
