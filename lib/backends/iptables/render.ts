@@ -19,7 +19,7 @@ import {
   type ResolvedRenderConfig,
   resolveRenderConfig,
 } from "./render_options.ts";
-import { type OwnedLine, quoted, RuleBuffers } from "./rule_buffer.ts";
+import { type OwnedLine, quoted, RuleBuffers, type RulePart } from "./rule_buffer.ts";
 import { renderServicePort } from "./render_service.ts";
 import { ChainNameCache } from "./chain_name_cache.ts";
 
@@ -174,10 +174,17 @@ function writeTail(b: RuleBuffers, config: ResolvedRenderConfig): void {
   const nodePortsComment = quoted(
     "kubernetes service nodeports; NOTE: this must be the last rule in this chain",
   );
+  // One jump to KUBE-NODEPORTS per NodePort destination: every local address, or each bound IP.
+  let destinations: RulePart[];
   if (config.nodePortIPs === null) {
-    const destinations = ["-m", "addrtype", "--dst-type", "LOCAL"];
-    if (config.family === "IPv6") destinations.push("!", "-d", "::1/128");
-    else if (!config.localhostNodePorts) destinations.push("!", "-d", "127.0.0.0/8");
+    const local = ["-m", "addrtype", "--dst-type", "LOCAL"];
+    if (config.family === "IPv6") local.push("!", "-d", "::1/128");
+    else if (!config.localhostNodePorts) local.push("!", "-d", "127.0.0.0/8");
+    destinations = [local];
+  } else {
+    destinations = config.nodePortIPs.map((ip) => ["-d", ip]);
+  }
+  for (const destination of destinations) {
     b.nat(
       null,
       "-A",
@@ -186,26 +193,10 @@ function writeTail(b: RuleBuffers, config: ResolvedRenderConfig): void {
       "comment",
       "--comment",
       nodePortsComment,
-      destinations,
+      destination,
       "-j",
       KUBE_NODEPORTS,
     );
-  } else {
-    for (const ip of config.nodePortIPs) {
-      b.nat(
-        null,
-        "-A",
-        KUBE_SERVICES,
-        "-m",
-        "comment",
-        "--comment",
-        nodePortsComment,
-        "-d",
-        ip,
-        "-j",
-        KUBE_NODEPORTS,
-      );
-    }
   }
 
   if (!config.conntrackTCPLiberal) {
