@@ -287,7 +287,8 @@ export function renderIptables(
     natRules: buffers.natRules,
     activeNatChains: active,
     ruleCounts: {
-      nat: buffers.natRules.filter((l) => l.text.startsWith("-A ")).length + omittedNatRules,
+      // Every nat line the writers emit is an `-A` rule; left-out ones were counted instead.
+      nat: buffers.natRules.length + omittedNatRules,
       filter: buffers.filterRules.length,
     },
     noLocalEndpoints: { internal, external },
