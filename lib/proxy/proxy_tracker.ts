@@ -91,19 +91,18 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
   const fam = (f: IPFamily) => families.get(f)!;
 
   /** Families whose pending changes matter: the snapshotted ones, or all before any snapshot. */
-  const countedFamilies = (): FamilyState[] => {
-    const active = [...families.values()].filter((s) => s.previous !== undefined);
-    return active.length > 0 ? active : [...families.values()];
+  const countedFamilies = (): [IPFamily, FamilyState][] => {
+    const all = [...families];
+    const active = all.filter(([, st]) => st.previous !== undefined);
+    return active.length > 0 ? active : all;
   };
 
   const setService = (key: string, after: ValidatedService | undefined) => {
     const before = services.get(key);
     if (after) services.set(key, after);
     else services.delete(key);
-    const counted = countedFamilies();
-    for (const f of FAMILIES) {
-      const st = fam(f);
-      if (counted.includes(st)) st.services.record(key, before?.ports[f], after?.ports[f]);
+    for (const [f, st] of countedFamilies()) {
+      st.services.record(key, before?.ports[f], after?.ports[f]);
     }
   };
 
@@ -118,10 +117,7 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
     ) {
       triggerTimes.push(triggerTime);
     }
-    const counted = countedFamilies();
-    for (const f of FAMILIES) {
-      const st = fam(f);
-      if (!counted.includes(st)) continue;
+    for (const [f, st] of countedFamilies()) {
       const of = (s: ValidatedEndpointSlice | undefined) => s?.addressType === f ? s : undefined;
       st.slices.record(key, of(before), of(after));
     }
@@ -269,7 +265,7 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
     pending() {
       const serviceKeys = new Set<string>();
       const endpointKeys = new Set<string>();
-      for (const st of countedFamilies()) {
+      for (const [, st] of countedFamilies()) {
         for (const key of st.services.keys()) serviceKeys.add(key);
         for (const [sliceKey, baseline] of st.slices.entries()) {
           if (baseline) endpointKeys.add(baseline.serviceKey);
