@@ -9,6 +9,9 @@ import type { Endpoint, IPFamily } from "./types.ts";
 import { servicePortKey } from "./types.ts";
 import type { ValidatedEndpointSlice } from "./validate_endpoint_slice.ts";
 
+/** Orders strings by UTF-16 code units, as Go's sort.Strings orders bytes for ASCII keys. */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
  * Merges one Service's slices of one family into endpoints per servicePortKey. An endpoint in
  * several slices is kept once, preferring a non-terminating copy (a reused pod IP); lists are
@@ -21,7 +24,7 @@ export function mergeEndpointSlices(
 ): Map<string, Endpoint[]> {
   const byPort = new Map<string, Map<string, Endpoint>>();
   const ordered = [...slices].filter((s) => s.addressType === family)
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort((a, b) => compareText(a.name, b.name));
   for (const slice of ordered) {
     for (const port of slice.ports) {
       const key = servicePortKey({
@@ -54,13 +57,7 @@ export function mergeEndpointSlices(
   const out = new Map<string, Endpoint[]>();
   for (const [key, set] of byPort) {
     if (set.size === 0) continue;
-    out.set(
-      key,
-      [...set.values()].sort((
-        a,
-        b,
-      ) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0)),
-    );
+    out.set(key, [...set.values()].sort((a, b) => compareText(a.address, b.address)));
   }
   return out;
 }
