@@ -4,10 +4,17 @@
  * rules, /healthz and /metrics excerpts, then removes everything. Without root it prints what
  * `render` would apply instead.
  */
-import { createTopology, type ProbeAnswer, type ProbeRequest, type Topology } from "./netns/mod.ts";
+import {
+  createTopology,
+  type ProbeAnswer,
+  type ProbeRequest,
+  proxyRunArgs,
+  REPO_ROOT,
+  spawnProxy,
+  type Topology,
+} from "./netns/mod.ts";
 
-const root = new URL("..", import.meta.url).pathname;
-const manifests = `${root}deploy/examples`;
+const manifests = `${REPO_ROOT}deploy/examples`;
 const proxyArgs = [
   "--hostname-override=node1",
   "--cluster-cidr=10.0.0.0/8",
@@ -32,16 +39,8 @@ async function show(topo: Topology, label: string, req: ProbeRequest): Promise<v
 async function renderFallback(reason: string): Promise<void> {
   console.log(`${reason}: showing what \`render\` would apply instead.\n`);
   const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-P=proxy",
-      "--quiet",
-      `${root}main.ts`,
-      "render",
-      `--manifests=${manifests}`,
-      ...proxyArgs,
-    ],
-    cwd: root,
+    args: proxyRunArgs(["render", `--manifests=${manifests}`, ...proxyArgs]),
+    cwd: REPO_ROOT,
     stdout: "inherit",
     stderr: "inherit",
   }).output();
@@ -52,7 +51,7 @@ if (Deno.uid() !== 0) await renderFallback("Not running as root");
 
 // A fresh machine may lack iptables, conntrack or iproute2: install them as the tests do.
 const deps = await new Deno.Command("bash", {
-  args: [`${root}scripts/install_test_deps.sh`],
+  args: [`${REPO_ROOT}scripts/install_test_deps.sh`],
   stdout: "inherit",
   stderr: "inherit",
 }).output();
@@ -68,16 +67,11 @@ const topo = await createTopology({
 });
 let failed = false;
 try {
-  // Like kubelet on an iptables-legacy node (the program detects the flavour from this hint).
-  await topo.exec("node", "iptables-legacy", ["-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
   await topo.startEchoServers({ tcp: [8080], udp: [5353] });
-  const proxy = topo.spawn(
-    "node",
-    Deno.execPath(),
-    ["run", "-P=proxy", "--quiet", `${root}main.ts`, `--manifests=${manifests}`, ...proxyArgs],
-    { cwd: root, label: "deno-kube-proxy" },
-  );
-  await proxy.waitForOutput(/SyncProxyRules complete/, 30_000);
+  // On a node marked iptables-legacy, as kubelet marks it (the program detects the flavour).
+  const proxy = await spawnProxy(topo, [`--manifests=${manifests}`, ...proxyArgs], {
+    label: "deno-kube-proxy",
+  });
   console.log("deno-kube-proxy is running in the node namespace on deploy/examples.");
 
   await show(topo, "ClusterIP demo/web", {

@@ -5,4 +5,5 @@ export * from "./namespaces.ts";
 export * from "./plan.ts";
 export * from "./probe_types.ts";
 export * from "./process.ts";
+export * from "./proxy_program.ts";
 export * from "./topology.ts";

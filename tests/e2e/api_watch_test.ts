@@ -10,6 +10,7 @@ import {
   createTopology,
   type ProbeAnswer,
   type SpawnedProcess,
+  type SpawnProxyOptions,
   type Topology,
 } from "../../scripts/netns/mod.ts";
 import {
@@ -23,7 +24,7 @@ import {
 } from "../support/api_server/mod.ts";
 import { endpointSlice, node1, service, type TestPort } from "./support/cluster_objects.ts";
 import { httpGet } from "./support/env_proxy.ts";
-import { eventually, REPO_ROOT, requireRealKernel, startProxy } from "./support/proxy_process.ts";
+import { eventually, requireRealKernel, startProxy } from "./support/proxy_process.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 const POD_A = "10.0.1.2", POD_B = "10.0.2.2", CLIENT = "10.0.3.2";
@@ -36,18 +37,17 @@ let pki: Promise<TestPki> | undefined;
 interface ApiWatchContext {
   readonly topo: Topology;
   readonly server: TestApiServer;
-  readonly kubeconfig: string;
-  /** The running proxy (undefined when the scenario starts it itself). */
-  readonly proxy: SpawnedProcess | undefined;
+  readonly proxy: SpawnedProcess;
 }
 
 interface ApiWatchScenario {
   readonly prefix: string;
   readonly objects: readonly unknown[];
   readonly auth?: { readonly token: string };
-  /** Extra flags; with `start: false` the body starts the program itself. */
+  /** Extra flags (after startProxy's defaults and --kubeconfig). */
   readonly args?: readonly string[];
-  readonly start?: boolean;
+  /** When the proxy counts as started; default its first applied sync. */
+  readonly started?: Pick<SpawnProxyOptions, "ready" | "timeoutMs">;
 }
 
 /** Topology + test API server + bridge + kubeconfig (+ the proxy), all removed afterwards. */
@@ -92,10 +92,12 @@ async function withApiWatch(
       ...(scenario.auth ? { auth: scenario.auth } : {}),
     });
     await topo.startEchoServers({});
-    const proxy = scenario.start === false
-      ? undefined
-      : await startProxy(topo, [`--kubeconfig=${kubeconfig}`, ...(scenario.args ?? [])]);
-    await body({ topo, server, kubeconfig, proxy });
+    const proxy = await startProxy(
+      topo,
+      [`--kubeconfig=${kubeconfig}`, ...(scenario.args ?? [])],
+      scenario.started,
+    );
+    await body({ topo, server, proxy });
   } catch (err) {
     console.error(topo.logs());
     throw err;
@@ -214,34 +216,19 @@ Deno.test("e2e: API watch - a cut stream, a 410 and a server restart keep the ru
     });
     assert.deepEqual(answeredBy(answers), ["pod-a"]);
     assert.ok(hasServiceRule(await natRules(topo), "172.30.0.10"));
-    assert.match(proxy!.output(), /Resource version expired; listing again/);
+    assert.match(proxy.output(), /Resource version expired; listing again/);
   });
 });
 
 Deno.test("e2e: API watch - wrong credentials give a clear error and a non-ready /healthz", async () => {
-  const scenario = { prefix: "kwapi3", objects: BASE, auth: { token: "wrong" }, start: false };
-  await withApiWatch(scenario, async ({ topo, server, kubeconfig }) => {
-    const hint = await topo.exec("node", "iptables-legacy", [
-      "-t",
-      "mangle",
-      "-N",
-      "KUBE-IPTABLES-HINT",
-    ]);
-    assert.equal(hint.code, 0, hint.stderr);
-    const proxy = topo.spawn("node", Deno.execPath(), [
-      "run",
-      "-P=proxy",
-      "--quiet",
-      `${REPO_ROOT}main.ts`,
-      "--hostname-override=node1",
-      "--cluster-cidr=10.0.0.0/8",
-      "--iptables-min-sync-period=1s",
-      "--iptables-sync-period=2s",
-      "--healthz-bind-address=127.0.0.1:10256",
-      "--metrics-bind-address=127.0.0.1:10249",
-      `--kubeconfig=${kubeconfig}`,
-    ], { cwd: REPO_ROOT, label: "proxy" });
-    await proxy.waitForOutput(/Cannot list Services; retrying.*401 Unauthorized/, 15_000);
+  const scenario = {
+    prefix: "kwapi3",
+    objects: BASE,
+    auth: { token: "wrong" },
+    args: ["--iptables-sync-period=2s"],
+    started: { ready: /Cannot list Services; retrying.*401 Unauthorized/, timeoutMs: 15_000 },
+  };
+  await withApiWatch(scenario, async ({ topo, server, proxy }) => {
     // Healthy during startup is allowed for 2 x syncPeriod; after that /healthz must say 503.
     await eventually(
       "/healthz 503",

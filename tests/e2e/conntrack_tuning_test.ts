@@ -4,8 +4,8 @@
  * so the proxy warns about them and carries on, leaving the host's values untouched.
  */
 import assert from "node:assert/strict";
+import { spawnProxy } from "../../scripts/netns/mod.ts";
 import { list, node1 } from "./support/cluster_objects.ts";
-import { spawnProxy } from "./support/env_proxy.ts";
 import { requireRealKernel } from "./support/proxy_process.ts";
 import { withTopology } from "./support/with_topology.ts";
 

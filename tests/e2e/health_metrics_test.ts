@@ -4,10 +4,10 @@
  * --config file makes it exit 2.
  */
 import assert from "node:assert/strict";
-import type { SpawnedProcess, Topology } from "../../scripts/netns/mod.ts";
+import { type SpawnedProcess, spawnProxy, type Topology } from "../../scripts/netns/mod.ts";
 import { endpointSlice, list, node1, service } from "./support/cluster_objects.ts";
-import { createRestoreSwitch, httpGet, sample, spawnProxy } from "./support/env_proxy.ts";
-import { eventually, ManifestDir } from "./support/proxy_process.ts";
+import { createRestoreSwitch, httpGet, sample } from "./support/env_proxy.ts";
+import { eventually, ManifestDir, startProxy } from "./support/proxy_process.ts";
 import { type TopologyContext, withTopology } from "./support/with_topology.ts";
 
 const HTTP = [{ name: "http", port: 80, targetPort: 8080 }];
@@ -29,15 +29,8 @@ function withNode(prefix: string, body: (ctx: TopologyContext) => Promise<void>)
   return withTopology({ prefix, ipv6: false, pods: [] }, body);
 }
 
-const BASE_ARGS = [
-  "--hostname-override=node1",
-  "--cluster-cidr=10.0.0.0/8",
-  "--iptables-min-sync-period=1s",
-  "--iptables-sync-period=2s",
-  "--healthz-bind-address=127.0.0.1:10256",
-  "--metrics-bind-address=127.0.0.1:10249",
-  "-v=2",
-];
+/** On top of startProxy's defaults: /healthz turns 503 after 2 x this without a sync. */
+const SYNC_PERIOD = "--iptables-sync-period=2s";
 
 async function scrape(topo: Topology): Promise<string> {
   const res = await httpGet(topo, METRICS);
@@ -51,7 +44,7 @@ Deno.test("e2e: /metrics moves with syncs; /healthz is 503 while every restore f
     await withNode("hmmet", async ({ topo, dir }) => {
       await dir.write("c.json", state(1));
       const env = { PATH: `${restore.dir}:${Deno.env.get("PATH")}` };
-      await spawnProxy(topo, [...BASE_ARGS, `--manifests=${dir.path}`], env);
+      await startProxy(topo, [SYNC_PERIOD, `--manifests=${dir.path}`], { env });
 
       const first = await scrape(topo);
       const syncs = sample(first, `kubeproxy_sync_proxy_rules_duration_seconds_count${V4}`)!;
@@ -129,7 +122,7 @@ async function stopWith(proc: SpawnedProcess, signal: Deno.Signal) {
 Deno.test("e2e: SIGINT stops the proxy with exit 0 within 2 s and leaves its rules", async () => {
   await withNode("hmint", async ({ topo, dir }) => {
     await dir.write("c.json", state(1));
-    const proxy = await spawnProxy(topo, [...BASE_ARGS, `--manifests=${dir.path}`]);
+    const proxy = await startProxy(topo, [SYNC_PERIOD, `--manifests=${dir.path}`]);
     const { code, ms } = await stopWith(proxy, "SIGINT");
     assert.equal(code, 0, proxy.output());
     assert.ok(ms < 2000, `exited after ${ms} ms`);

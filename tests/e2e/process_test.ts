@@ -4,13 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
+import { proxyRunArgs, REPO_ROOT } from "../../scripts/netns/mod.ts";
 import { list, node1, service } from "./support/cluster_objects.ts";
-import { MANIFEST_ROOT, REPO_ROOT } from "./support/proxy_process.ts";
+import { MANIFEST_ROOT } from "./support/proxy_process.ts";
 import { withProxy } from "./support/with_proxy.ts";
 
 async function runMain(args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-P=proxy", "--quiet", `${REPO_ROOT}main.ts`, ...args],
+    args: proxyRunArgs(args),
     cwd: REPO_ROOT,
     stdout: "piped",
     stderr: "piped",

@@ -4,8 +4,8 @@
  * can be made to fail, as a broken kernel or a locked xtables would), plus scraping its HTTP
  * endpoints from inside the node namespace.
  */
-import type { SpawnedProcess, Topology } from "../../../scripts/netns/mod.ts";
-import { MANIFEST_ROOT, REPO_ROOT } from "./proxy_process.ts";
+import type { Topology } from "../../../scripts/netns/mod.ts";
+import { MANIFEST_ROOT } from "./proxy_process.ts";
 
 /** A folder put first in the proxy's PATH, whose `iptables-legacy-restore` can be made to fail. */
 export interface RestoreSwitch {
@@ -43,31 +43,6 @@ exec ${realPath} "$@"
     },
     remove: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
   };
-}
-
-/** Starts main.ts in the node namespace with `args` (no defaults added) and extra `env`. */
-export async function spawnProxy(
-  topo: Topology,
-  args: readonly string[],
-  env: Readonly<Record<string, string>> = {},
-  ready: RegExp = /SyncProxyRules complete/,
-): Promise<SpawnedProcess> {
-  // Like kubelet, mark the node as an iptables-legacy node.
-  const hint = await topo.exec("node", "iptables-legacy", [
-    "-t",
-    "mangle",
-    "-N",
-    "KUBE-IPTABLES-HINT",
-  ]);
-  if (hint.code !== 0 && !hint.stderr.includes("exists")) throw new Error(hint.stderr);
-  const proc = topo.spawn(
-    "node",
-    Deno.execPath(),
-    ["run", "-P=proxy", "--quiet", `${REPO_ROOT}main.ts`, ...args],
-    { cwd: REPO_ROOT, label: "proxy", env },
-  );
-  await proc.waitForOutput(ready, 30_000);
-  return proc;
 }
 
 /** GETs `url` from inside the node namespace; status 0 when nothing answered. */

@@ -3,14 +3,16 @@
  * project's permission set (`-P=proxy`), fed by a manifest directory the test writes.
  */
 import {
+  type NodeIptablesFlavour,
+  proxyRunArgs,
   requireCommands,
   requireNetnsSupport,
   type SpawnedProcess,
+  spawnProxy,
+  type SpawnProxyOptions,
   type Topology,
 } from "../../../scripts/netns/mod.ts";
 
-/** The repository root (where deno.json lives). */
-export const REPO_ROOT = new URL("../../../", import.meta.url).pathname;
 /** Parent of every manifest folder the tests write; readable under the proxy permission set. */
 export const MANIFEST_ROOT = "/tmp/deno-kube-proxy";
 
@@ -49,15 +51,6 @@ export class ManifestDir {
   }
 }
 
-/** Which iptables the node is marked as using, the way kubelet marks it. */
-export type NodeIptablesFlavour = "legacy" | "nft";
-
-/** Options of startProxy. */
-export interface StartProxyOptions {
-  /** Create kubelet's KUBE-IPTABLES-HINT chain with this flavour's iptables; default legacy. */
-  readonly flavour?: NodeIptablesFlavour;
-}
-
 const DEFAULT_ARGS: readonly string[] = [
   "--hostname-override=node1",
   "--cluster-cidr=10.0.0.0/8",
@@ -73,42 +66,18 @@ function withDefaults(args: readonly string[]): string[] {
   return [...DEFAULT_ARGS.filter((a) => !given.has(a.split("=")[0])), ...args];
 }
 
-/** Runs main.ts with `args` in the namespace and waits for its first applied sync. */
-export async function startProxy(
+/** Runs main.ts with the test defaults and `args` in the namespace and waits until it is ready. */
+export function startProxy(
   topo: Topology,
   args: readonly string[],
-  options: StartProxyOptions = {},
+  options: SpawnProxyOptions = {},
 ): Promise<SpawnedProcess> {
-  // Like kubelet, mark the node's iptables flavour (legacy by default: iptables-nft is ~14x
-  // slower here), so the program's detection has something to find.
-  const flavour = options.flavour ?? "legacy";
-  const hint = await topo.exec("node", `iptables-${flavour}`, [
-    "-t",
-    "mangle",
-    "-N",
-    "KUBE-IPTABLES-HINT",
-  ]);
-  if (hint.code !== 0 && !hint.stderr.includes("exists")) throw new Error(hint.stderr);
-  const proc = topo.spawn("node", Deno.execPath(), [
-    "run",
-    "-P=proxy",
-    "--quiet",
-    `${REPO_ROOT}main.ts`,
-    ...withDefaults(args),
-  ], { cwd: REPO_ROOT, label: "proxy" });
-  await proc.waitForOutput(/SyncProxyRules complete/, 30_000);
-  return proc;
+  return spawnProxy(topo, withDefaults(args), options);
 }
 
 /** Runs the program once (e.g. `--cleanup`) in the namespace and returns its exit code and output. */
 export async function runProxyOnce(topo: Topology, args: readonly string[]) {
-  return await topo.exec("node", Deno.execPath(), [
-    "run",
-    "-P=proxy",
-    "--quiet",
-    `${REPO_ROOT}main.ts`,
-    ...args,
-  ]);
+  return await topo.exec("node", Deno.execPath(), proxyRunArgs(args));
 }
 
 /** Polls `check` every 100 ms until it returns true or `timeoutMs` passes; returns elapsed ms. */

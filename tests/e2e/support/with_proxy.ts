@@ -2,8 +2,13 @@
  * One e2e scenario: a topology, a manifest folder holding `state`, echo servers and the running
  * proxy; everything is removed afterwards, even when the body fails (whose logs are printed).
  */
-import type { EchoPorts, SpawnedProcess, TopologyOptions } from "../../../scripts/netns/mod.ts";
-import { type NodeIptablesFlavour, startProxy } from "./proxy_process.ts";
+import type {
+  EchoPorts,
+  NodeIptablesFlavour,
+  SpawnedProcess,
+  TopologyOptions,
+} from "../../../scripts/netns/mod.ts";
+import { startProxy } from "./proxy_process.ts";
 import { type TopologyContext, withTopology } from "./with_topology.ts";
 
 /** What a scenario is made of. */
@@ -14,7 +19,7 @@ export interface ProxyScenario extends TopologyOptions {
   readonly args?: readonly string[];
   /** Echo server ports for every pod; false for none. */
   readonly echo?: EchoPorts | false;
-  /** Which iptables the node is marked as using (see startProxy); default legacy. */
+  /** Which iptables the node is marked as using (see spawnProxy); default legacy. */
   readonly flavour?: NodeIptablesFlavour;
 }
 

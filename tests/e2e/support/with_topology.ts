@@ -2,8 +2,13 @@
  * The frame every real-kernel test runs in: a fresh topology and a manifest folder named after
  * its prefix; on failure the topology's process logs are printed, and both are always removed.
  */
-import { createTopology, type Topology, type TopologyOptions } from "../../../scripts/netns/mod.ts";
-import { ManifestDir, type NodeIptablesFlavour, requireRealKernel } from "./proxy_process.ts";
+import {
+  createTopology,
+  type NodeIptablesFlavour,
+  type Topology,
+  type TopologyOptions,
+} from "../../../scripts/netns/mod.ts";
+import { ManifestDir, requireRealKernel } from "./proxy_process.ts";
 
 /** A topology plus the iptables flavour the machine must have for it (default legacy). */
 export interface TopologyScenario extends TopologyOptions {

@@ -1,0 +1,57 @@
+/**
+ * The program itself (main.ts) as operators run it: under the project's permission set
+ * (`-P=proxy`), inside a topology's node namespace that kubelet has marked with its iptables
+ * flavour. Shared by the demo and the e2e tests.
+ */
+import type { SpawnedProcess } from "./process.ts";
+import type { Topology } from "./topology.ts";
+
+/** The repository root (where deno.json and main.ts live). */
+export const REPO_ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The `deno` arguments that run main.ts with `args` under the proxy permission set. */
+export function proxyRunArgs(args: readonly string[]): string[] {
+  return ["run", "-P=proxy", "--quiet", `${REPO_ROOT}main.ts`, ...args];
+}
+
+/** Which iptables the node is marked as using, the way kubelet marks it. */
+export type NodeIptablesFlavour = "legacy" | "nft";
+
+/** Options of spawnProxy. */
+export interface SpawnProxyOptions {
+  /** Create kubelet's KUBE-IPTABLES-HINT chain with this flavour's iptables; default legacy. */
+  readonly flavour?: NodeIptablesFlavour;
+  /** Extra environment of the program. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Output that means the program is ready; default its first applied sync (needs -v=2). */
+  readonly ready?: RegExp;
+  /** How long to wait for `ready`; default 30 s. */
+  readonly timeoutMs?: number;
+  /** Label of the process in the topology's logs; default "proxy". */
+  readonly label?: string;
+}
+
+/** Runs main.ts with exactly `args` in the node namespace and waits until it is ready. */
+export async function spawnProxy(
+  topo: Topology,
+  args: readonly string[],
+  options: SpawnProxyOptions = {},
+): Promise<SpawnedProcess> {
+  // Like kubelet, mark the node's iptables flavour (legacy by default: iptables-nft is ~14x
+  // slower here), so the program's detection has something to find.
+  const flavour = options.flavour ?? "legacy";
+  const hint = await topo.exec("node", `iptables-${flavour}`, [
+    "-t",
+    "mangle",
+    "-N",
+    "KUBE-IPTABLES-HINT",
+  ]);
+  if (hint.code !== 0 && !hint.stderr.includes("exists")) throw new Error(hint.stderr);
+  const proc = topo.spawn("node", Deno.execPath(), proxyRunArgs(args), {
+    cwd: REPO_ROOT,
+    label: options.label ?? "proxy",
+    ...(options.env !== undefined ? { env: options.env } : {}),
+  });
+  await proc.waitForOutput(options.ready ?? /SyncProxyRules complete/, options.timeoutMs ?? 30_000);
+  return proc;
+}
