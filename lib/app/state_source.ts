@@ -8,6 +8,7 @@ import {
   createApiSource,
   createKubeTransport,
   createTokenBucket,
+  errorMessage,
   type KubeConfigChoice,
   loadKubeConfig,
   serverHost,
@@ -59,7 +60,7 @@ export function createStateSource(
       ...(options.env ? { env: options.env } : {}),
     });
   } catch (err) {
-    throw new CommandFailure(err instanceof Error ? err.message : String(err), 1);
+    throw new CommandFailure(errorMessage(err), 1);
   }
   const host = serverHost(loaded.server);
   const canConnect = options.netPermission ??

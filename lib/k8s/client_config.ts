@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
+import { errorMessage } from "./api_errors.ts";
 import { tokenFileUsers } from "./token_file.ts";
 
 /** Where client-node (and the kubelet) put the service-account token and CA in a pod. */
@@ -33,10 +34,6 @@ export interface LoadedKubeConfig {
   readonly server: string;
   /** Where the configuration came from, for the log. */
   readonly origin: "kubeconfig" | "master" | "in-cluster";
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Checks a `--master` value; returns it without a trailing slash. */

@@ -17,6 +17,7 @@ import { type Clock, systemClock } from "../sync/mod.ts";
 import {
   ApiConnectionError,
   ApiStatusError,
+  errorMessage,
   needsRelist,
   parseRetryAfter,
   parseStatus,
@@ -84,10 +85,6 @@ export interface Reflector {
 
 /** How a watch that opened came to an end. */
 type WatchEnd = "ended" | "idle" | "malformed";
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Creates the loop; nothing happens until start(). */
 export function createReflector(options: ReflectorOptions): Reflector {

@@ -4,7 +4,7 @@
  */
 import type { Logger } from "../log/mod.ts";
 import { silentLogger } from "../log/mod.ts";
-import { parseStatus, statusError } from "./api_errors.ts";
+import { errorMessage, parseStatus, statusError } from "./api_errors.ts";
 import type { ApiTransport } from "./transport.ts";
 
 /** Namespace of events about cluster-scoped objects such as Nodes. */
@@ -72,7 +72,7 @@ export async function postStartingEvent(options: StartingEventOptions): Promise<
     if (options.signal?.aborted) return false;
     logger.warn("Cannot post the Starting event (best effort)", {
       node: options.nodeName,
-      reason: err instanceof Error ? err.message : String(err),
+      reason: errorMessage(err),
     });
     return false;
   }

@@ -69,7 +69,7 @@ interface HttpsOptions {
   servername?: string;
 }
 
-function errorMessage(err: unknown): string {
+function messageWithCause(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = (err as { cause?: unknown }).cause;
   if (cause instanceof Error && cause.message && cause.message !== err.message) {
@@ -128,7 +128,7 @@ export function createKubeTransport(
         credentials = await resolveCredentials(kubeConfig);
       } catch (err) {
         throw new ApiConnectionError(
-          `Cannot prepare credentials for ${server}: ${errorMessage(err)}`,
+          `Cannot prepare credentials for ${server}: ${messageWithCause(err)}`,
           { cause: err },
         );
       }
@@ -159,7 +159,7 @@ export function createKubeTransport(
         closeClient();
         if (request.signal?.aborted) throw err;
         throw new ApiConnectionError(
-          `Cannot reach the API server ${server}: ${errorMessage(err)}`,
+          `Cannot reach the API server ${server}: ${messageWithCause(err)}`,
           { cause: err },
         );
       }
@@ -176,7 +176,7 @@ export function createKubeTransport(
           } catch (err) {
             if (request.signal?.aborted) throw err;
             throw new ApiConnectionError(
-              `Cannot read the answer of ${server}: ${errorMessage(err)}`,
+              `Cannot read the answer of ${server}: ${messageWithCause(err)}`,
               { cause: err },
             );
           }
