@@ -6,6 +6,7 @@
  */
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Endpoint, ServicePort } from "../../lib/proxy/mod.ts";
+import type { EventType } from "../../lib/source/mod.ts";
 
 /** This node's name in every fixture. */
 export const NODE = "node-a";
@@ -131,4 +132,19 @@ export function makeEndpoint(ip: string, overrides: Partial<Endpoint> = {}): End
     nodeHints: [],
     ...overrides,
   };
+}
+
+/** A Service source event. */
+export function svcEvent(type: EventType, object: V1Service) {
+  return { kind: "Service" as const, type, object };
+}
+
+/** An EndpointSlice source event. */
+export function sliceEvent(type: EventType, object: V1EndpointSlice) {
+  return { kind: "EndpointSlice" as const, type, object };
+}
+
+/** A Node source event. */
+export function nodeEvent(type: EventType, object: V1Node) {
+  return { kind: "Node" as const, type, object };
 }

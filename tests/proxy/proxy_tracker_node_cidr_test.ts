@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
-import type { V1Node } from "@kubernetes/client-node";
 import { createProxyTracker } from "../../lib/proxy/mod.ts";
-import { makeNode, makeService, NODE } from "./fixtures.ts";
-
-function nodeEvent(type: "ADDED" | "MODIFIED", object: V1Node) {
-  return { kind: "Node" as const, type, object };
-}
+import { makeNode, makeService, NODE, nodeEvent } from "./fixtures.ts";
 
 Deno.test("ProxyTracker forces a full sync when this node's podCIDRs change (detect-local NodeCIDR)", () => {
   const t = createProxyTracker({ nodeName: NODE });

@@ -1,20 +1,17 @@
 import assert from "node:assert/strict";
-import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { createProxyTracker, type ProxyTracker } from "../../lib/proxy/mod.ts";
-import type { EventType, ObjectKind } from "../../lib/source/mod.ts";
-import { makeNode, makeService, makeSlice, NODE } from "./fixtures.ts";
+import type { ObjectKind } from "../../lib/source/mod.ts";
+import {
+  makeNode,
+  makeService,
+  makeSlice,
+  NODE,
+  nodeEvent,
+  sliceEvent,
+  svcEvent,
+} from "./fixtures.ts";
 
 const KEY = "ns1/svc1:p80/TCP";
-
-function svcEvent(type: EventType, object: V1Service) {
-  return { kind: "Service" as const, type, object };
-}
-function sliceEvent(type: EventType, object: V1EndpointSlice) {
-  return { kind: "EndpointSlice" as const, type, object };
-}
-function nodeEvent(type: EventType, object: V1Node) {
-  return { kind: "Node" as const, type, object };
-}
 
 function tracker(invalid: [ObjectKind, string, string][] = [], startTimeMs?: number): ProxyTracker {
   return createProxyTracker({
