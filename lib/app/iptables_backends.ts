@@ -10,7 +10,7 @@ import {
 import type { BackendMetrics } from "../backends/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { ipFamily, parseCIDR } from "../net/mod.ts";
+import { parseCIDR } from "../net/mod.ts";
 import type { IPFamily } from "../proxy/mod.ts";
 import type { FamilyBackend } from "./proxy_app.ts";
 
@@ -47,7 +47,8 @@ export interface IptablesBackendsOptions {
   readonly families: readonly IPFamily[];
   readonly runner: CommandRunner;
   readonly logger: Logger;
-  readonly metrics: BackendMetrics;
+  /** Each family's backend counts its failures under its own ip_family label. */
+  readonly metrics: { forFamily(family: IPFamily): BackendMetrics };
 }
 
 /** One proxier per family, all with the same flavour. */
@@ -60,7 +61,7 @@ export function createIptablesBackends(options: IptablesBackendsOptions): Family
       flavour: options.flavour,
       runner: options.runner,
       logger: options.logger,
-      metrics: options.metrics,
+      metrics: options.metrics.forFamily(family),
       listLocalAddresses: ipCommandAddressLister(options.runner),
     }),
   }));
@@ -73,9 +74,4 @@ export async function usableFamilies(
 ): Promise<IPFamily[]> {
   const v6 = await runner({ cmd: `ip6tables-${flavour}-save`, args: ["-t", "nat"] });
   return v6.code === 0 ? ["IPv4", "IPv6"] : ["IPv4"];
-}
-
-/** Node IPs of `family` among the --node-ip values. */
-export function nodeIPsOf(config: ProxyConfig, family: IPFamily): string[] {
-  return config.nodeIPs.filter((ip) => ipFamily(ip) === family);
 }

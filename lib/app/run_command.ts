@@ -82,17 +82,7 @@ export async function runCommand(
     nodeName: config.hostnameOverride,
     fallbackNodeIPs: config.nodeIPs,
     createSource,
-    // One call per family so that each backend counts its failures under its ip_family.
-    backends: families.flatMap((f) =>
-      createIptablesBackends({
-        config,
-        flavour,
-        families: [f],
-        runner,
-        logger,
-        metrics: metrics.forFamily(f),
-      })
-    ),
+    backends: createIptablesBackends({ config, flavour, families, runner, logger, metrics }),
     minSyncPeriodMs: config.minSyncPeriodMs,
     syncPeriodMs: config.syncPeriodMs,
     logger,

@@ -81,7 +81,7 @@ export function setupProxyApp(verbosity = 2) {
       families: ["IPv4"],
       runner,
       logger,
-      metrics: metrics.forFamily("IPv4"),
+      metrics,
     }),
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,
