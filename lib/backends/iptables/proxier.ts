@@ -55,7 +55,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   let needFullSync = true;
   let synced = false;
   /** Per-service nat chains present in the kernel after the last successful restore. */
-  let ownedChains = new Set<string>();
+  let ownedChains: ReadonlySet<string> = new Set<string>();
 
   const save = async (table: string): Promise<string> => {
     const out = await runner({ cmd: bins.save, args: ["-t", table] });
@@ -162,7 +162,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     }
     needFullSync = false;
     synced = true;
-    ownedChains = new Set(rules.activeNatChains);
+    ownedChains = rules.activeNatChains; // a fresh set per render, never changed after
     return { full, ruleCounts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
   };
 
