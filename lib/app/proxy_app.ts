@@ -86,13 +86,14 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     const triggerTimes = tracker.takeChangeTriggerTimes();
     const pending = tracker.pending();
     const failures: unknown[] = [];
+    const fullSyncDue = started - lastFullSync >= fullSyncPeriodMs;
     let full = false;
     for (const { family, backend } of backends) {
       // Each family is its own proxier upstream, so its metrics carry an ip_family label.
       const familyStarted = clock.now();
       const ip_family = family;
       let state = tracker.snapshot(family);
-      if (flushed.has(family) || clock.now() - lastFullSync >= fullSyncPeriodMs) {
+      if (fullSyncDue || flushed.has(family)) {
         state = { ...state, forceFullSync: true };
       }
       let noLocalInternal = 0, noLocalExternal = 0;
