@@ -43,6 +43,8 @@ export function staleUdpFlows(prev: ProxyState | undefined, next: ProxyState): S
   for (const [key, old] of prev.services) {
     if (old.info.protocol !== "UDP") continue;
     const cur = next.services.get(key);
+    // The tracker hands unchanged service ports over as the same object: nothing went stale.
+    if (cur === old) continue;
     const now = reachableIPs(cur);
     for (const ip of reachableIPs(old)) {
       if (now.has(ip)) continue;
