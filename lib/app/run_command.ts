@@ -11,6 +11,7 @@ import {
   createMetricsHandler,
   createServiceHealthServer,
   healthCheckAddresses,
+  isNodeEligible,
   serveOn,
   serviceHealthTargets,
 } from "../server/mod.ts";
@@ -37,16 +38,14 @@ export async function runCommand(
   outer: AbortSignal,
   options: RunOptions = {},
 ): Promise<void> {
-  const stop = new AbortController();
-  const signal = stop.signal;
-  outer.addEventListener("abort", () => stop.abort(), { once: true });
-  if (outer.aborted) stop.abort();
+  const configChange = new AbortController();
+  const signal = AbortSignal.any([outer, configChange.signal]);
   let configChanged: string | null = null;
   if (options.configFile) {
     watchConfigFile({ path: options.configFile, signal, logger }).then((msg) => {
       if (msg === null) return;
       configChanged = msg;
-      stop.abort();
+      configChange.abort();
     });
   }
   if (config.mode !== "iptables") {
@@ -76,8 +75,11 @@ export async function runCommand(
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
   registerProcessMetrics(registry);
-  let proxyHealthy = () => true;
-  const serviceHealth = createServiceHealthServer({ healthy: () => proxyHealthy(), logger });
+  // Asked only when a load balancer probes, which is after the app below exists.
+  const serviceHealth = createServiceHealthServer({
+    healthy: () => app.health.status().healthy,
+    logger,
+  });
   const app = createProxyApp({
     nodeName: config.hostnameOverride,
     fallbackNodeIPs: config.nodeIPs,
@@ -100,13 +102,7 @@ export async function runCommand(
   // The initial state counts as queued: if no first sync follows (API server unreachable,
   // wrong credentials), /healthz turns 503 after 2 x syncPeriod instead of staying 200.
   app.health.queued(Date.now());
-  proxyHealthy = () => app.health.status().healthy;
-  const nodeEligible = () => {
-    const node = app.tracker.node();
-    if (!node) return true;
-    return !node.deletionTimestamp &&
-      !node.taints.some((t) => t.key === "ToBeDeletedByClusterAutoscaler");
-  };
+  const nodeEligible = () => isNodeEligible(app.tracker.node());
   const servers = [
     config.healthzBindAddress &&
     serveOn(

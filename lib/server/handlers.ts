@@ -2,6 +2,7 @@
 import type { Registry } from "prom-client";
 import type { ProxyHealth } from "../app/proxy_health.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
+import type { NodeStatus } from "../proxy/mod.ts";
 
 /** What the health handler needs. */
 export interface HealthHandlerOptions {
@@ -9,6 +10,16 @@ export interface HealthHandlerOptions {
   readonly metrics: ProxyMetrics;
   /** False when the Node is being deleted or tainted for deletion. */
   readonly nodeEligible: () => boolean;
+}
+
+/**
+ * Upstream's /healthz node eligibility: false once the Node is being deleted or the cluster
+ * autoscaler has tainted it for deletion; true while the Node is unknown.
+ */
+export function isNodeEligible(node: NodeStatus | undefined): boolean {
+  if (!node) return true;
+  return !node.deletionTimestamp &&
+    !node.taints.some((t) => t.key === "ToBeDeletedByClusterAutoscaler");
 }
 
 function json(status: number, body: unknown): Response {
