@@ -58,26 +58,28 @@ export interface ProxyMetrics extends BackendMetrics {
 export function createProxyMetrics(registry: Registry): ProxyMetrics {
   const registers = [registry];
   const family = ["ip_family"] as const;
+  const named = <L extends string>(name: string, help: string, labelNames: readonly L[]) => ({
+    name: `kubeproxy_${name}`,
+    help,
+    labelNames,
+    registers,
+  });
   const hist = (name: string, help: string, buckets: readonly number[]) =>
-    new Histogram({
-      name: `kubeproxy_${name}`,
-      help,
-      buckets: [...buckets],
-      labelNames: family,
-      registers,
-    });
-  const restoreFailures = new Counter({
-    name: "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
-    help: "Cumulative proxy iptables restore failures",
-    labelNames: family,
-    registers,
-  });
-  const partialRestoreFailures = new Counter({
-    name: "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total",
-    help: "Cumulative proxy iptables partial restore failures",
-    labelNames: family,
-    registers,
-  });
+    new Histogram({ ...named(name, help, family), buckets: [...buckets] });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge(named(name, help, labelNames));
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter(named(name, help, labelNames));
+  const restoreFailures = counter(
+    "sync_proxy_rules_iptables_restore_failures_total",
+    "Cumulative proxy iptables restore failures",
+    family,
+  );
+  const partialRestoreFailures = counter(
+    "sync_proxy_rules_iptables_partial_restore_failures_total",
+    "Cumulative proxy iptables partial restore failures",
+    family,
+  );
   return {
     syncDuration: hist(
       "sync_proxy_rules_duration_seconds",
@@ -99,76 +101,56 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
       "In Cluster Network Programming Latency in seconds",
       NETWORK_PROGRAMMING_BUCKETS,
     ),
-    lastSyncTimestamp: new Gauge({
-      name: "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
-      help: "The last time proxy rules were successfully synced",
-      labelNames: family,
-      registers,
-    }),
-    lastQueuedTimestamp: new Gauge({
-      name: "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
-      help: "The last time a sync of proxy rules was queued",
-      labelNames: family,
-      registers,
-    }),
-    iptablesTotal: new Gauge({
-      name: "kubeproxy_sync_proxy_rules_iptables_total",
-      help: "Total number of iptables rules owned by kube-proxy",
-      labelNames: ["ip_family", "table"] as const,
-      registers,
-    }),
-    noLocalEndpoints: new Gauge({
-      name: "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
-      help: "Number of services with a Local traffic policy and no endpoints",
-      labelNames: ["ip_family", "traffic_policy"] as const,
-      registers,
-    }),
-    endpointChangesPending: new Gauge({
-      name: "kubeproxy_sync_proxy_rules_endpoint_changes_pending",
-      help: "Pending proxy rules Endpoint changes",
-      registers,
-    }),
-    serviceChangesPending: new Gauge({
-      name: "kubeproxy_sync_proxy_rules_service_changes_pending",
-      help: "Pending proxy rules Service changes",
-      registers,
-    }),
-    endpointChangesTotal: new Counter({
-      name: "kubeproxy_sync_proxy_rules_endpoint_changes_total",
-      help: "Cumulative proxy rules Endpoint changes",
-      registers,
-    }),
-    serviceChangesTotal: new Counter({
-      name: "kubeproxy_sync_proxy_rules_service_changes_total",
-      help: "Cumulative proxy rules Service changes",
-      registers,
-    }),
+    lastSyncTimestamp: gauge(
+      "sync_proxy_rules_last_timestamp_seconds",
+      "The last time proxy rules were successfully synced",
+      family,
+    ),
+    lastQueuedTimestamp: gauge(
+      "sync_proxy_rules_last_queued_timestamp_seconds",
+      "The last time a sync of proxy rules was queued",
+      family,
+    ),
+    iptablesTotal: gauge(
+      "sync_proxy_rules_iptables_total",
+      "Total number of iptables rules owned by kube-proxy",
+      ["ip_family", "table"],
+    ),
+    noLocalEndpoints: gauge(
+      "sync_proxy_rules_no_local_endpoints_total",
+      "Number of services with a Local traffic policy and no endpoints",
+      ["ip_family", "traffic_policy"],
+    ),
+    endpointChangesPending: gauge(
+      "sync_proxy_rules_endpoint_changes_pending",
+      "Pending proxy rules Endpoint changes",
+    ),
+    serviceChangesPending: gauge(
+      "sync_proxy_rules_service_changes_pending",
+      "Pending proxy rules Service changes",
+    ),
+    endpointChangesTotal: counter(
+      "sync_proxy_rules_endpoint_changes_total",
+      "Cumulative proxy rules Endpoint changes",
+    ),
+    serviceChangesTotal: counter(
+      "sync_proxy_rules_service_changes_total",
+      "Cumulative proxy rules Service changes",
+    ),
     restoreFailures,
     partialRestoreFailures,
-    healthzTotal: new Counter({
-      name: "kubeproxy_proxy_healthz_total",
-      help: "Cumulative proxy healthz HTTP status",
-      labelNames: ["code"] as const,
-      registers,
-    }),
-    livezTotal: new Counter({
-      name: "kubeproxy_proxy_livez_total",
-      help: "Cumulative proxy livez HTTP status",
-      labelNames: ["code"] as const,
-      registers,
-    }),
-    conntrackDeleted: new Counter({
-      name: "kubeproxy_conntrack_reconciler_deleted_entries_total",
-      help: "Cumulative conntrack flows deleted by conntrack reconciler",
-      labelNames: family,
-      registers,
-    }),
-    invalidObjects: new Counter({
-      name: "kubeproxy_invalid_objects_total",
-      help: "Objects from the API server or manifests skipped because they failed validation",
-      labelNames: ["kind"] as const,
-      registers,
-    }),
+    healthzTotal: counter("proxy_healthz_total", "Cumulative proxy healthz HTTP status", ["code"]),
+    livezTotal: counter("proxy_livez_total", "Cumulative proxy livez HTTP status", ["code"]),
+    conntrackDeleted: counter(
+      "conntrack_reconciler_deleted_entries_total",
+      "Cumulative conntrack flows deleted by conntrack reconciler",
+      family,
+    ),
+    invalidObjects: counter(
+      "invalid_objects_total",
+      "Objects from the API server or manifests skipped because they failed validation",
+      ["kind"],
+    ),
     // Without a family (a backend wired to the shared object) the series carries no label.
     restoreFailure: () => restoreFailures.inc(),
     partialRestoreFailure: () => partialRestoreFailures.inc(),
