@@ -8,13 +8,13 @@
  */
 import { list } from "./support/cluster_objects.ts";
 import { checkFlows, eventuallyFlows, type FlowCheck } from "./support/flow_check.ts";
-import { type FlowPort, flowService } from "./support/flow_objects.ts";
 import {
-  internalLocal,
+  type FlowPort,
+  flowService,
   type SelectionEndpoint,
   selectionSlice,
-  zonedNode1,
-} from "./support/selection_objects.ts";
+} from "./support/flow_objects.ts";
+import { internalLocal, zonedNode1 } from "./support/selection_objects.ts";
 import { withProxy } from "./support/with_proxy.ts";
 
 const HTTP: FlowPort = { name: "http", port: 80, targetPort: 8080 };

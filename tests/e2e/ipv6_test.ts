@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { TOPOLOGY_IPS } from "../../scripts/netns/mod.ts";
 import { list } from "./support/cluster_objects.ts";
 import { checkFlows, peerHost } from "./support/flow_check.ts";
-import { type FlowPort, flowService } from "./support/flow_objects.ts";
-import { dualStack, selectionSlice, zonedNode1 } from "./support/selection_objects.ts";
+import { type FlowPort, flowService, selectionSlice } from "./support/flow_objects.ts";
+import { dualStack, zonedNode1 } from "./support/selection_objects.ts";
 import { eventually } from "./support/proxy_process.ts";
 import { withProxy } from "./support/with_proxy.ts";
 

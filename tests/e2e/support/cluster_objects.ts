@@ -1,34 +1,16 @@
 /**
- * Builders for the Service / EndpointSlice / Node objects the e2e tests write as manifests.
+ * ClusterIP shorthands (over flow_objects.ts) and the Node / List objects the e2e tests write as
+ * manifests.
  * IP plan: node 192.168.0.2 (named node1), pods 10.0.0.0/8, services 172.30.0.0/16.
  */
-import { flowSlice, local } from "./flow_objects.ts";
+import { type FlowPort, flowService, flowSlice, local } from "./flow_objects.ts";
 
-/** One port of a test Service. */
-export interface TestPort {
-  readonly name: string;
-  readonly port: number;
-  readonly targetPort: number;
-  readonly protocol?: "TCP" | "UDP" | "SCTP";
-}
+/** One port of a ClusterIP test Service. */
+export type TestPort = Omit<FlowPort, "nodePort">;
 
 /** A ClusterIP Service object. */
 export function service(ns: string, name: string, clusterIP: string, ports: readonly TestPort[]) {
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { namespace: ns, name },
-    spec: {
-      clusterIP,
-      clusterIPs: [clusterIP],
-      ports: ports.map((p) => ({
-        name: p.name,
-        port: p.port,
-        targetPort: p.targetPort,
-        protocol: p.protocol ?? "TCP",
-      })),
-    },
-  };
+  return flowService(ns, name, clusterIP, ports);
 }
 
 /** An EndpointSlice `<svc>-slice` for `svc` with ready endpoints on node1. */

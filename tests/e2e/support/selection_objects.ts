@@ -1,62 +1,11 @@
 /**
- * Builders for what endpoint selection reads: EndpointSlices of either family whose endpoints
- * carry conditions, a zone and topology hints; dual-stack and internal-policy variants of a
- * flow-test Service; and a Node with a zone label. Extends flow_objects.ts.
+ * Builders for what endpoint selection reads beyond flow_objects.ts (whose selectionSlice writes
+ * endpoint conditions, zones and topology hints): dual-stack and internal-policy variants of a
+ * flow-test Service, and a Node with a zone label.
  * IP plan: node 192.168.0.2 / fd00:192::2 (node1), node2 192.168.0.3, pods 10.0.0.0/8 and
  * fd00:10::/64, services 172.30.0.0/16 and fd00:30::/108.
  */
-import type { FlowPort, flowService } from "./flow_objects.ts";
-
-/** An endpoint as selection sees it; conditions default to ready, serving, not terminating. */
-export interface SelectionEndpoint {
-  readonly ip: string;
-  readonly nodeName: "node1" | "node2";
-  readonly ready?: boolean;
-  readonly serving?: boolean;
-  readonly terminating?: boolean;
-  /** The endpoint's own zone (spec.endpoints[].zone). */
-  readonly zone?: string;
-  /** hints.forNodes names. */
-  readonly forNodes?: readonly string[];
-  /** hints.forZones names. */
-  readonly forZones?: readonly string[];
-}
-
-/** An EndpointSlice of `family` for `svc`, endpoints written with every field they set. */
-export function selectionSlice(
-  ns: string,
-  svc: string,
-  slice: string,
-  family: "IPv4" | "IPv6",
-  endpoints: readonly SelectionEndpoint[],
-  ports: readonly FlowPort[],
-) {
-  return {
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    metadata: { namespace: ns, name: slice, labels: { "kubernetes.io/service-name": svc } },
-    addressType: family,
-    ports: ports.map((p) => ({ name: p.name, port: p.targetPort, protocol: p.protocol ?? "TCP" })),
-    endpoints: endpoints.map((ep) => ({
-      addresses: [ep.ip],
-      conditions: {
-        ready: ep.ready ?? true,
-        serving: ep.serving ?? true,
-        terminating: ep.terminating ?? false,
-      },
-      nodeName: ep.nodeName,
-      ...(ep.zone !== undefined ? { zone: ep.zone } : {}),
-      ...(ep.forNodes || ep.forZones
-        ? {
-          hints: {
-            ...(ep.forNodes ? { forNodes: ep.forNodes.map((name) => ({ name })) } : {}),
-            ...(ep.forZones ? { forZones: ep.forZones.map((name) => ({ name })) } : {}),
-          },
-        }
-        : {}),
-    })),
-  };
-}
+import type { flowService } from "./flow_objects.ts";
 
 type Service = ReturnType<typeof flowService>;
 
