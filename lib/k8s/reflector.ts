@@ -13,7 +13,7 @@
 import type { Logger } from "../log/mod.ts";
 import { silentLogger } from "../log/mod.ts";
 import type { EventType } from "../source/mod.ts";
-import { type Clock, systemClock } from "../sync/mod.ts";
+import { type Clock, sleep, systemClock } from "../sync/mod.ts";
 import {
   ApiConnectionError,
   ApiStatusError,
@@ -26,7 +26,6 @@ import {
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { diffRelist, objectKey, sameObject } from "./relist_diff.ts";
 import { listQuery, type ResourceSpec, watchQuery, watchTimeoutSeconds } from "./resources.ts";
-import { sleep } from "./sleep.ts";
 import type { ApiResponse, ApiTransport } from "./transport.ts";
 import { decodeWatchLine, type KubeObject, LineSplitter } from "./watch_lines.ts";
 
