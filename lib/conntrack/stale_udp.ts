@@ -3,7 +3,7 @@
  * DNATs to an endpoint that went away would black-hole (DNS clients reuse their source port),
  * so such entries are deleted once the new rules are in place.
  */
-import type { CommandRunner } from "../exec/mod.ts";
+import { COMMAND_NOT_FOUND, type CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { Endpoint, IPFamily, ProxyState, ServicePortState } from "../proxy/mod.ts";
 
@@ -94,7 +94,7 @@ export async function deleteStaleFlows(
         code: out.code,
         stderr: out.stderr.trim(),
       });
-      if (out.code === 127) break;
+      if (out.code === COMMAND_NOT_FOUND) break;
     }
   }
   if (deleted > 0) logger.debug(2, "Deleted stale UDP conntrack entries", { family, deleted });

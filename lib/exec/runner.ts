@@ -8,7 +8,10 @@ export interface CommandInput {
   readonly stdin?: string;
 }
 
-/** What came back. A missing binary yields code 127 rather than throwing. */
+/** The exit code a missing binary yields (as a shell reports it) instead of a thrown error. */
+export const COMMAND_NOT_FOUND = 127;
+
+/** What came back. A missing binary yields COMMAND_NOT_FOUND rather than throwing. */
 export interface CommandOutput {
   readonly code: number;
   readonly stdout: string;
@@ -47,7 +50,7 @@ export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin }) => 
     }).spawn();
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) {
-      return { code: 127, stdout: "", stderr: `${cmd}: command not found` };
+      return { code: COMMAND_NOT_FOUND, stdout: "", stderr: `${cmd}: command not found` };
     }
     throw err;
   }

@@ -2,15 +2,15 @@
  * `--cleanup` for iptables: removes our chains and the jumps into them from every table of
  * both flavours and both families, leaving everyone else's rules alone.
  */
-import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
-import { type Logger, silentLogger } from "../../log/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
 import {
   COMMAND_NOT_FOUND,
-  IPTABLES_WAIT_ARGS,
-  iptablesBinaries,
-  type IptablesFlavour,
-} from "./flavour.ts";
+  CommandError,
+  type CommandRunner,
+  denoCommandRunner,
+} from "../../exec/mod.ts";
+import { type Logger, silentLogger } from "../../log/mod.ts";
+import type { IPFamily } from "../../proxy/mod.ts";
+import { IPTABLES_WAIT_ARGS, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { chainLine } from "./rule_buffer.ts";
 import { parseIptablesSave, ruleTarget } from "./save_parser.ts";
 

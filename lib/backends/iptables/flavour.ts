@@ -3,7 +3,7 @@
  * of them, and we must use the same one as kubelet. Detection follows
  * kubernetes-sigs/iptables-wrappers.
  */
-import { type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
+import { COMMAND_NOT_FOUND, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 
 /** Which iptables backend the binaries talk to. */
@@ -28,9 +28,6 @@ export const IPTABLES_WAIT_ARGS: readonly string[] = ["-w", "5", "-W", "100000"]
 
 /** Arguments of every restore we run: keep other software's chains, keep counters. */
 export const RESTORE_ARGS: readonly string[] = [...IPTABLES_WAIT_ARGS, "--noflush", "--counters"];
-
-/** The exit code of a command that could not be found. */
-export const COMMAND_NOT_FOUND = 127;
 
 const KUBELET_HINT = /^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)\b/m;
 const FAMILIES: readonly IPFamily[] = ["IPv4", "IPv6"];

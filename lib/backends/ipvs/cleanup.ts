@@ -5,14 +5,17 @@
  * Unlike upstream, which skips all of this when the ip_vs module cannot be loaded, the device
  * and the ipsets are still removed on a kernel without IPVS: they can exist there too.
  */
-import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
+import {
+  COMMAND_NOT_FOUND,
+  CommandError,
+  type CommandRunner,
+  denoCommandRunner,
+} from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import { KUBE_IPSET_NAMES } from "./ipset_names.ts";
 
 /** The device IPVS mode binds service addresses to (a dummy interface upstream). */
 export const KUBE_IPVS_DEVICE = "kube-ipvs0";
-
-const COMMAND_NOT_FOUND = 127;
 
 /** Parses `ip -j link show` output into the interface names. */
 export function parseLinkNames(json: string): string[] {

@@ -2,7 +2,12 @@
  * `--cleanup` for nftables mode: deletes our `kube-proxy` table in the ip and ip6 families,
  * as upstream's nftables CleanupLeftovers does. Tables of other programs are left alone.
  */
-import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
+import {
+  COMMAND_NOT_FOUND,
+  CommandError,
+  type CommandRunner,
+  denoCommandRunner,
+} from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 
 /** The name of the table nftables mode programs, in every family it uses. */
@@ -10,8 +15,6 @@ export const KUBE_PROXY_TABLE = "kube-proxy";
 
 /** The nft families nftables mode uses (one table per IP family, never `inet`). */
 export const NFTABLES_FAMILIES: readonly string[] = ["ip", "ip6"];
-
-const COMMAND_NOT_FOUND = 127;
 
 /** A table as `nft list tables` names it. */
 export interface NftTableRef {
