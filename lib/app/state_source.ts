@@ -8,12 +8,11 @@ import {
   createApiSource,
   createKubeTransport,
   createTokenBucket,
-  errorMessage,
   type KubeConfigChoice,
   loadKubeConfig,
   serverHost,
 } from "../k8s/mod.ts";
-import type { Logger } from "../log/mod.ts";
+import { errorMessage, type Logger } from "../log/mod.ts";
 import { createManifestSource, type ObjectSink, type ObjectSource } from "../source/mod.ts";
 import { CommandFailure } from "./commands.ts";
 

@@ -2,6 +2,7 @@
  * Turns argv into a CommandLine: flags, the optional config file and upstream's precedence
  * between them, defaults, validation, and the resolved node name.
  */
+import { errorMessage } from "../log/mod.ts";
 import { decodeConfigFile } from "./config_file.ts";
 import {
   appendPortIfNeeded,
@@ -37,7 +38,7 @@ function readConfigFile(path: string, read: (path: string) => string): ProxyConf
   try {
     text = read(path);
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     throw new ConfigError(`Cannot read --config file "${path}": ${reason}`);
   }
   return decodeConfigFile(text, path);

@@ -4,6 +4,7 @@
  * decoder makes them.
  */
 import { parse } from "yaml";
+import { errorMessage } from "../log/mod.ts";
 import { parseDuration } from "./duration.ts";
 import { defaultBindAddresses, defaultConfig, resolveModeFields } from "./defaults.ts";
 import {
@@ -163,7 +164,7 @@ export function decodeConfigFile(text: string, where: string): ProxyConfig {
   try {
     raw = parse(text);
   } catch (err) {
-    const reason = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+    const reason = errorMessage(err).split("\n")[0];
     throw new ConfigError(`Cannot parse config file "${where}": ${reason}`);
   }
   if (!isMapping(raw)) {

@@ -3,11 +3,6 @@
  * the watch loop branches on them to relist, back off, or honour Retry-After.
  */
 
-/** The message of a thrown value, for log fields and wrapped errors. */
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** The parts of a metav1.Status the client reads. */
 export interface KubeStatus {
   readonly code?: number;

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
-import { errorMessage } from "./api_errors.ts";
+import { errorMessage } from "../log/mod.ts";
 import { tokenFileUsers } from "./token_file.ts";
 
 /** Where client-node (and the kubelet) put the service-account token and CA in a pod. */

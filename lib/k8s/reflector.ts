@@ -11,13 +11,12 @@
  * bookmarks or server-side timeout, and drops a malformed line silently.
  */
 import type { Logger } from "../log/mod.ts";
-import { silentLogger } from "../log/mod.ts";
+import { errorMessage, silentLogger } from "../log/mod.ts";
 import type { EventType } from "../source/mod.ts";
 import { type Clock, sleep, systemClock } from "../sync/mod.ts";
 import {
   ApiConnectionError,
   ApiStatusError,
-  errorMessage,
   needsRelist,
   parseRetryAfter,
   parseStatus,

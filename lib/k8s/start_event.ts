@@ -4,7 +4,8 @@
  */
 import type { Logger } from "../log/mod.ts";
 import { silentLogger } from "../log/mod.ts";
-import { errorMessage, parseStatus, statusError } from "./api_errors.ts";
+import { errorMessage } from "../log/mod.ts";
+import { parseStatus, statusError } from "./api_errors.ts";
 import type { ApiTransport } from "./transport.ts";
 
 /** Namespace of events about cluster-scoped objects such as Nodes. */

@@ -4,7 +4,7 @@
  * going in a directory) become watch events.
  */
 import { dirname, join, resolve } from "node:path";
-import { type Logger, silentLogger } from "../log/mod.ts";
+import { errorMessage, type Logger, silentLogger } from "../log/mod.ts";
 import { sleep, systemClock } from "../sync/mod.ts";
 import type { ObjectKind, ObjectSink, ObjectSource } from "./events.ts";
 import { isManifestFileName, type ManifestObject, parseManifestText } from "./manifest_parse.ts";
@@ -52,10 +52,6 @@ interface FileRecord {
 
 function defaultWatch(paths: string[]): ManifestWatcher {
   return Deno.watchFs(paths, { recursive: false });
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function closeQuietly(watcher: ManifestWatcher): void {
