@@ -74,20 +74,8 @@ export class RecordingSink implements ObjectSink {
   }
 }
 
-/** Polls `check` every 20 ms until it is true; throws naming `what` after `timeoutMs`. */
-export async function waitFor(
-  what: string,
-  check: () => boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) {
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls a condition until true (shared with the other tests). */
+export { waitFor } from "../support/wait.ts";
 
 /** Real time passes (for "nothing happens" checks). */
 export function pause(ms: number): Promise<void> {

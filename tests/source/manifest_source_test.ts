@@ -3,6 +3,10 @@ import { join } from "node:path";
 import { createMemoryLogger } from "../../lib/log/logger.ts";
 import type { ObjectEvent, ObjectKind } from "../../lib/source/events.ts";
 import { createManifestSource, type ManifestSource } from "../../lib/source/manifest_source.ts";
+import { waitFor as poll } from "../support/wait.ts";
+
+/** Waits up to 5 s, polling every 10 ms, as these file-watch checks need. */
+const waitFor = (what: string, cond: () => boolean) => poll(what, cond, 5000, 10);
 
 // IP plan: service IPs 172.30.0.0/16, pods 10.0.0.0/8, node 192.168.0.2.
 const FIXTURE = new URL("./fixtures/kubectl_list.yaml", import.meta.url);
@@ -18,14 +22,6 @@ function recordingSink() {
     onEvent: (e: ObjectEvent) => void events.push(e),
     onSynced: (kind: ObjectKind) => void synced.push(kind),
   };
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function serviceYaml(name: string, clusterIP: string, labels = "{}"): string {

@@ -12,6 +12,7 @@ import {
   type SpawnProxyOptions,
   type Topology,
 } from "../../../scripts/netns/mod.ts";
+import { waitFor } from "../../support/wait.ts";
 
 /** Parent of every manifest folder the tests write; readable under the proxy permission set. */
 export const MANIFEST_ROOT = "/tmp/deno-kube-proxy";
@@ -81,17 +82,10 @@ export async function runProxyOnce(topo: Topology, args: readonly string[]) {
 }
 
 /** Polls `check` every 100 ms until it returns true or `timeoutMs` passes; returns elapsed ms. */
-export async function eventually(
+export function eventually(
   what: string,
   timeoutMs: number,
   check: () => Promise<boolean>,
 ): Promise<number> {
-  const start = Date.now();
-  while (true) {
-    if (await check()) return Date.now() - start;
-    if (Date.now() - start > timeoutMs) {
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return waitFor(what, check, timeoutMs, 100);
 }

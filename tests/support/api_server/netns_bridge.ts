@@ -7,6 +7,7 @@
  * accepted and closed at once (the client sees EOF instead of "connection refused").
  */
 import { type SpawnedProcess, spawnInNamespace } from "../../../scripts/netns/mod.ts";
+import { waitFor } from "../wait.ts";
 
 /** Options of exposeInNamespace. */
 export interface BridgeOptions {
@@ -33,16 +34,6 @@ async function run(cmd: string, args: string[]): Promise<{ code: number; out: st
   const o = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
   const dec = new TextDecoder();
   return { code: o.code, out: dec.decode(o.stdout) + dec.decode(o.stderr) };
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) {
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Starts the bridge and waits until the namespace side listens. Needs root and socat. */
@@ -81,18 +72,18 @@ export async function exposeInNamespace(opts: BridgeOptions): Promise<NamespaceB
     await Deno.remove(socketPath).catch(() => {});
   };
   try {
-    await waitUntil(`socket "${socketPath}"`, async () => {
+    await waitFor(`socket "${socketPath}"`, async () => {
       try {
         return (await Deno.stat(socketPath)).isSocket === true;
       } catch {
         return false;
       }
-    });
+    }, 5000);
     inner = spawnInNamespace(opts.namespace, "socat", [
       `TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr`,
       `UNIX-CONNECT:${socketPath}`,
     ], { label: `apiserver bridge in ${opts.namespace}` });
-    await waitUntil(`socat listening on 127.0.0.1:${port} in "${opts.namespace}"`, async () => {
+    await waitFor(`socat listening on 127.0.0.1:${port} in "${opts.namespace}"`, async () => {
       const ss = await run("ip", [
         "netns",
         "exec",
@@ -102,7 +93,7 @@ export async function exposeInNamespace(opts: BridgeOptions): Promise<NamespaceB
         `sport = :${port}`,
       ]);
       return ss.out.includes(`127.0.0.1:${port}`);
-    });
+    }, 5000);
   } catch (err) {
     await close();
     throw err;
