@@ -2,7 +2,6 @@
 import type { ProxyConfig } from "../config/mod.ts";
 import {
   createIptablesProxier,
-  ipCommandAddressLister,
   type IptablesFlavour,
   type IptablesRenderOptions,
   localTrafficDetector,
@@ -10,7 +9,7 @@ import {
 import type { BackendMetrics } from "../backends/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { parseCIDR } from "../net/mod.ts";
+import { ipCommandAddressLister, parseCIDR } from "../net/mod.ts";
 import type { IPFamily } from "../proxy/mod.ts";
 import type { FamilyBackend } from "./proxy_app.ts";
 

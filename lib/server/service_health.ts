@@ -5,7 +5,7 @@
  * holds the pure parts: which servers the applied state calls for, where they listen, and the
  * `(Request) => Response` handler.
  */
-import { cidrContains, parseCIDR } from "../net/mod.ts";
+import { ipFamily, resolveNodePortAddresses, selectNodePortIPs } from "../net/mod.ts";
 import type { ProxyState } from "../proxy/mod.ts";
 
 /** One health check server the applied state calls for. */
@@ -62,18 +62,14 @@ export function healthCheckAddresses(
 ): string[] {
   if (nodePortAddresses.length === 0) return [ALL_ADDRESSES];
   const out: string[] = [];
-  for (const entry of nodePortAddresses) {
-    if (entry === "primary") {
-      out.push(...nodeIPs);
-      continue;
-    }
-    const cidr = parseCIDR(entry.trim());
-    if (cidr === null) continue;
-    if (cidr.prefix === 0) return [ALL_ADDRESSES];
-    out.push(...nodeIPs.filter((ip) => cidrContains(cidr, ip)));
+  for (const family of ["IPv4", "IPv6"] as const) {
+    const ips = nodeIPs.filter((ip) => ipFamily(ip) === family);
+    const npa = resolveNodePortAddresses(nodePortAddresses, family, ips[0]);
+    if (!npa.specified) continue;
+    if (npa.matchAll) return [ALL_ADDRESSES];
+    out.push(...selectNodePortIPs(npa, ips));
   }
-  const unique = [...new Set(out)];
-  return unique.length > 0 ? unique : [ALL_ADDRESSES];
+  return out.length > 0 ? out : [ALL_ADDRESSES];
 }
 
 /**

@@ -2,7 +2,7 @@
  * iptables chain names, spelled exactly as upstream kube-proxy spells them so that rules,
  * stale-chain cleanup and other tools (and people) recognise them.
  */
-import { createHash } from "node:crypto";
+import { nameHash } from "../common/mod.ts";
 
 /** Entry chain for service traffic (nat and filter). */
 export const KUBE_SERVICES = "KUBE-SERVICES";
@@ -34,30 +34,9 @@ export const EXT_PREFIX = "KUBE-EXT-";
 /** Prefix of a per-endpoint DNAT chain. */
 export const SEP_PREFIX = "KUBE-SEP-";
 
-const BASE32_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-
-/** RFC 4648 base32 (Go's base32.StdEncoding), without the padding we never reach. */
-function base32(bytes: Uint8Array): string {
-  let out = "";
-  let buffer = 0;
-  let bits = 0;
-  for (const b of bytes) {
-    buffer = (buffer << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32_ALPHABET[(buffer >> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    buffer &= (1 << bits) - 1;
-  }
-  if (bits > 0) out += BASE32_ALPHABET[(buffer << (5 - bits)) & 31];
-  return out;
-}
-
 /** The 16-character hash upstream derives chain names from; keeps names under 28 chars. */
 export function chainHash(input: string): string {
-  const digest = createHash("sha256").update(input).digest();
-  return base32(new Uint8Array(digest)).slice(0, 16);
+  return nameHash(input, 16);
 }
 
 /** What a service port's SVC/SVL/EXT/FW hash is taken of: `servicePortName + protocol`. */

@@ -4,7 +4,6 @@ export * from "./chain_names.ts";
 export * from "./cleanup.ts";
 export * from "./flavour.ts";
 export * from "./jump_chains.ts";
-export * from "./local_addresses.ts";
 export * from "./local_detector.ts";
 export * from "./proxier.ts";
 export * from "./render.ts";

@@ -16,7 +16,7 @@ import {
   RESTORE_ARGS,
 } from "./flavour.ts";
 import { missingJumps } from "./jump_chains.ts";
-import type { LocalAddressLister } from "./local_addresses.ts";
+import type { LocalAddressLister } from "../../net/mod.ts";
 import { renderIptables } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
 import { buildRestorePayload, type RestorePlan } from "./restore_payload.ts";

@@ -2,8 +2,8 @@
  * Renders a ProxyState into the nat and filter rules upstream kube-proxy would program.
  * Pure: the result is data that the applier turns into iptables-restore input.
  */
-import { ipFamily, joinHostPort, parseCIDR } from "../../net/mod.ts";
-import { type ProxyState, servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
+import type { ProxyState } from "../../proxy/mod.ts";
+import { type SkippedServicePort, untrustedValue } from "../common/mod.ts";
 import {
   KUBE_EXTERNAL_SERVICES,
   KUBE_FIREWALL,
@@ -26,12 +26,6 @@ import { ChainNameCache } from "./chain_name_cache.ts";
 /** Upstream switches to "large cluster mode" (no per-endpoint comments) above this. */
 export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;
 
-/** A service port left out of the rules because a value could not be trusted. */
-export interface SkippedServicePort {
-  readonly key: string;
-  readonly reason: string;
-}
-
 /** The rendered rules of one family, before they are packed into restore input. */
 export interface IptablesRuleSet {
   readonly family: ProxyState["family"];
@@ -53,51 +47,6 @@ export interface IptablesRuleSet {
   /** Service ports with ETP/ITP Local and no local endpoints, as upstream's gauge. */
   readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
   readonly skipped: readonly SkippedServicePort[];
-}
-
-const DNS_LABELISH = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const PORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-function validPort(p: number): boolean {
-  return Number.isInteger(p) && p >= 1 && p <= 65535;
-}
-
-/** Why a service port must not reach a rule, or null when every value is safe to write. */
-export function untrustedValue(sps: ServicePortState, family: ProxyState["family"]): string | null {
-  const info = sps.info;
-  const n = info.name;
-  if (!DNS_LABELISH.test(n.namespace) || !DNS_LABELISH.test(n.name)) {
-    return `bad name "${servicePortNameString(n)}"`;
-  }
-  if (n.port !== "" && !PORT_NAME.test(n.port)) return `bad port name "${n.port}"`;
-  if (!["TCP", "UDP", "SCTP"].includes(info.protocol)) return `bad protocol "${info.protocol}"`;
-  if (ipFamily(info.clusterIP) !== family) return `bad cluster IP "${info.clusterIP}"`;
-  if (!validPort(info.port)) return `bad port "${info.port}"`;
-  if (info.nodePort !== 0 && !validPort(info.nodePort)) return `bad node port "${info.nodePort}"`;
-  if (info.healthCheckNodePort !== 0 && !validPort(info.healthCheckNodePort)) {
-    return `bad health check node port "${info.healthCheckNodePort}"`;
-  }
-  if (!Number.isInteger(info.stickyMaxAgeSeconds) || info.stickyMaxAgeSeconds < 0) {
-    return `bad session affinity timeout "${info.stickyMaxAgeSeconds}"`;
-  }
-  for (const ip of [...info.externalIPs, ...info.loadBalancerIPs]) {
-    if (ipFamily(ip) !== family) return `bad external address "${ip}"`;
-  }
-  for (const range of info.loadBalancerSourceRanges) {
-    const c = parseCIDR(range);
-    if (c === null || c.family !== family) {
-      return `bad source range "${range}"`;
-    }
-  }
-  for (const ep of sps.allReachableEndpoints) {
-    if (
-      ipFamily(ep.ip) !== family || !validPort(ep.port) ||
-      ep.address !== joinHostPort(ep.ip, ep.port)
-    ) {
-      return `bad endpoint "${ep.address}"`;
-    }
-  }
-  return null;
 }
 
 function writeTopLevel(b: RuleBuffers, config: ResolvedRenderConfig): void {

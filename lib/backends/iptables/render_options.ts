@@ -2,8 +2,7 @@
  * The knobs of the iptables renderer and their resolution into the concrete pieces rules are
  * made of (mark text, local-traffic matches, NodePort destinations). Pure: no I/O here.
  */
-import { cidrContains, parseCIDR } from "../../net/mod.ts";
-import type { CIDR } from "../../net/mod.ts";
+import { isLoopbackIP, resolveNodePortAddresses, selectNodePortIPs } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import type { ChainNameCache } from "./chain_name_cache.ts";
 import { type DetectLocalMode, localTrafficDetector } from "./local_detector.ts";
@@ -90,41 +89,18 @@ export function resolveRenderConfig(
 
   // NodePort addresses, as upstream's NodePortAddresses: family filter, zero CIDR = all.
   const nodeIPs = state.node.ips;
-  const wanted: CIDR[] = [];
-  for (const entry of options.nodePortAddresses ?? []) {
-    if (entry === "primary") {
-      // Upstream's primary node IP: the first address of this family.
-      const ip = nodeIPs[0];
-      const c = ip === undefined ? null : parseCIDR(ip.includes(":") ? `${ip}/128` : `${ip}/32`);
-      if (c && c.family === family) wanted.push(c);
-      continue;
-    }
-    const c = parseCIDR(entry.trim());
-    if (c === null) {
-      throw new RangeError(
-        `Invalid nodePortAddresses entry "${entry}": expected a CIDR or "primary"`,
-      );
-    }
-    if (c.family === family) wanted.push(c);
-  }
-  const matchAll = wanted.length === 0 || wanted.some((c) => c.prefix === 0);
-  const containsIPv4Loopback = matchAll ||
-    wanted.some((c) => c.family === "IPv4" && cidrContains(c, IPV4_LOOPBACK));
+  const npa = resolveNodePortAddresses(options.nodePortAddresses ?? [], family, nodeIPs[0]);
   const localhostNodePorts = family === "IPv4" && (options.localhostNodePorts ?? true) &&
-    containsIPv4Loopback;
+    npa.containsIPv4Loopback;
 
   let nodePortIPs: string[] | null = null;
-  if (!matchAll) {
+  if (!npa.matchAll) {
     const local = options.localAddresses ??
       [...nodeIPs, family === "IPv4" ? IPV4_LOOPBACK : "::1"];
-    nodePortIPs = [];
-    for (const ip of local) {
-      if (!wanted.some((c) => cidrContains(c, ip))) continue;
-      const loopback = family === "IPv4" ? ip.startsWith("127.") : ip === "::1";
-      // Upstream logs and skips loopback here when localhost NodePorts cannot work.
-      if (loopback && !localhostNodePorts) continue;
-      if (!nodePortIPs.includes(ip)) nodePortIPs.push(ip);
-    }
+    // Upstream logs and skips loopback here when localhost NodePorts cannot work.
+    nodePortIPs = selectNodePortIPs(npa, local).filter((ip) =>
+      localhostNodePorts || !isLoopbackIP(ip)
+    );
   }
 
   return {

@@ -1,52 +1,10 @@
 import assert from "node:assert/strict";
-import {
-  createIptablesProxier,
-  ipCommandAddressLister,
-  parseIpAddrJson,
-} from "../../../lib/backends/iptables/mod.ts";
-import type { CommandRunner } from "../../../lib/exec/mod.ts";
+import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
 import { createMemoryLogger } from "../../../lib/log/mod.ts";
+import { parseIpAddrJson } from "../../../lib/net/mod.ts";
+import { IP_ADDR_JSON } from "../../net/fixtures.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";
-
-/** Trimmed `ip -json addr show` output of a node with a second address on eth0. */
-const IP_ADDR_JSON = JSON.stringify([
-  { ifname: "lo", addr_info: [{ family: "inet", local: "127.0.0.1" }] },
-  {
-    ifname: "eth0",
-    addr_info: [
-      { family: "inet", local: "192.168.0.2" },
-      { family: "inet", local: "198.51.100.2" },
-      { family: "inet6", local: "fd00:192:0::2" },
-    ],
-  },
-  { ifname: "veth0" },
-]);
-
-Deno.test("parseIpAddrJson() returns the family's addresses, canonical and once each", () => {
-  assert.deepEqual(parseIpAddrJson(IP_ADDR_JSON, "IPv4"), [
-    "127.0.0.1",
-    "192.168.0.2",
-    "198.51.100.2",
-  ]);
-  assert.deepEqual(parseIpAddrJson(IP_ADDR_JSON, "IPv6"), ["fd00:192::2"]);
-  assert.throws(() => parseIpAddrJson("{}", "IPv4"), /expected a JSON array/);
-});
-
-Deno.test("ipCommandAddressLister() runs ip -json addr show and fails on a non-zero exit", async () => {
-  const ok: CommandRunner = ({ cmd, args }) =>
-    Promise.resolve(
-      cmd === "ip" && args.join(" ") === "-json -4 addr show"
-        ? { code: 0, stdout: IP_ADDR_JSON, stderr: "" }
-        : { code: 1, stdout: "", stderr: "unexpected" },
-    );
-  assert.deepEqual(await ipCommandAddressLister(ok)("IPv4"), [
-    "127.0.0.1",
-    "192.168.0.2",
-    "198.51.100.2",
-  ]);
-  await assert.rejects(() => ipCommandAddressLister(ok)("IPv6"), /exited 1: unexpected/);
-});
 
 /** The KUBE-NODEPORTS jumps a proxier programs with nodePortAddresses and a lister. */
 async function nodePortJumps(lister: () => Promise<readonly string[]>) {

@@ -2,9 +2,9 @@
  * The addresses on this node's interfaces, which --nodeport-addresses CIDRs select from (as
  * upstream's NodePortAddresses.GetNodeIPs reads the interfaces on every sync).
  */
-import { CommandError, type CommandRunner } from "../../exec/mod.ts";
-import { canonicalIP, ipFamily } from "../../net/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
+import { CommandError, type CommandRunner } from "../exec/mod.ts";
+import { canonicalIP, ipFamily } from "./ip.ts";
+import type { IPFamily } from "../proxy/types.ts";
 
 /** Lists the addresses of one family on every interface of this node. */
 export type LocalAddressLister = (family: IPFamily) => Promise<readonly string[]>;
