@@ -1,10 +1,6 @@
 /** deno-kube-proxy: wiring only. Parses the command line and runs the chosen command. */
-import {
-  cleanupCommand,
-  CommandFailure,
-  renderCommand,
-  writeConfigCommand,
-} from "./lib/app/commands.ts";
+import { CommandFailure } from "./lib/app/command_failure.ts";
+import { cleanupCommand, renderCommand, writeConfigCommand } from "./lib/app/commands.ts";
 import { runCommand } from "./lib/app/run_command.ts";
 import { ConfigError, helpText, parseCommandLine, VERSION } from "./lib/config/mod.ts";
 import { denoCommandRunner } from "./lib/exec/mod.ts";

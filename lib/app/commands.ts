@@ -1,20 +1,19 @@
 /** The one-shot commands: `render`, `--cleanup` and `--write-config-to`. */
-import { cleanupIptables, renderFullRestore } from "../backends/iptables/mod.ts";
-import { cleanupIpvs } from "../backends/ipvs/mod.ts";
-import { cleanupNftables } from "../backends/nftables/mod.ts";
+import { CLEANUP_ORDER, cleanupModes, ModeUnavailableError, PROXY_MODES } from "../backends/mod.ts";
 import { configToYaml, type ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { IPFamily } from "../proxy/mod.ts";
+import { CommandFailure } from "./command_failure.ts";
 import { loadManifestState } from "./initial_state.ts";
-import { iptablesRenderOptions } from "./iptables_backends.ts";
 
-/** A failure the caller reports and exits with `code` for. */
-export class CommandFailure extends Error {
-  /** `code` is the process exit code. */
-  constructor(message: string, readonly code: number) {
-    super(message);
-    this.name = "CommandFailure";
+/** Runs `fn`, turning a mode's "cannot run" into the CommandFailure main.ts exits with. */
+export async function asCommandFailure<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ModeUnavailableError) throw new CommandFailure(err.message, err.exitCode);
+    throw err;
   }
 }
 
@@ -23,41 +22,18 @@ export async function renderCommand(config: ProxyConfig, logger: Logger): Promis
   if (config.manifests === "") {
     throw new CommandFailure("render needs --manifests PATH: the state to render", 1);
   }
-  if (config.mode !== "iptables") {
-    throw new CommandFailure(
-      `Invalid --proxy-mode "${config.mode}" for render: only "iptables" is available yet`,
-      1,
-    );
-  }
   const tracker = await loadManifestState(
     config.manifests,
     config.hostnameOverride,
     config.nodeIPs,
     logger,
   );
-  const out: string[] = [];
-  for (const family of ["IPv4", "IPv6"] as IPFamily[]) {
-    const state = tracker.snapshot(family);
-    if (family === "IPv6" && state.services.size === 0) continue;
-    const cmd = family === "IPv4" ? "iptables-restore" : "ip6tables-restore";
-    out.push(`# ${family}: input for ${cmd} --noflush`);
-    out.push(renderFullRestore(state, iptablesRenderOptions(config, family)).trimEnd());
-  }
-  return out.join("\n") + "\n";
+  // IPv4 always; IPv6 only when the state has IPv6 services.
+  const states = (["IPv4", "IPv6"] as IPFamily[])
+    .map((family) => tracker.snapshot(family))
+    .filter((s) => s.family === "IPv4" || s.services.size > 0);
+  return await asCommandFailure(() => PROXY_MODES[config.mode].render(config, states));
 }
-
-/** One mode's cleanup, as cleanupCommand runs it. */
-type ModeCleanup = (runner: CommandRunner, logger: Logger) => Promise<void>;
-
-/**
- * The cleanups of every mode, in order: iptables first, because an ipset (IPVS mode) cannot be
- * destroyed while an iptables rule still references it.
- */
-const MODE_CLEANUPS: readonly (readonly [string, ModeCleanup])[] = [
-  ["iptables", cleanupIptables],
-  ["nftables", cleanupNftables],
-  ["ipvs", cleanupIpvs],
-];
 
 /**
  * Removes the state of every mode (iptables, nftables, IPVS + ipset), like upstream's
@@ -65,16 +41,7 @@ const MODE_CLEANUPS: readonly (readonly [string, ModeCleanup])[] = [
  * are still cleaned and it fails with exit code 1.
  */
 export async function cleanupCommand(runner: CommandRunner, logger: Logger): Promise<void> {
-  const failed: string[] = [];
-  for (const [mode, cleanup] of MODE_CLEANUPS) {
-    try {
-      await cleanup(runner, logger);
-      logger.info("Cleaned up leftover state", { mode });
-    } catch (err) {
-      logger.error("Error cleaning up leftover state", { mode, err });
-      failed.push(mode);
-    }
-  }
+  const failed = await cleanupModes(CLEANUP_ORDER, runner, logger);
   if (failed.length > 0) {
     const modes = failed.map((m) => `"${m}"`).join(", ");
     throw new CommandFailure(`Cleanup left state behind in mode ${modes}: see the errors above`, 1);

@@ -3,8 +3,7 @@
  * changes into snapshots, and one backend per IP family applies them (upstream's ProxyServer
  * plus its meta-proxier).
  */
-import type { ProxyBackend, SyncReport } from "../backends/mod.ts";
-import { deleteStaleFlows, staleUdpFlows } from "../conntrack/mod.ts";
+import type { FamilyBackend } from "../backends/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
@@ -14,15 +13,10 @@ import {
   type ProxyState,
   type ProxyTracker,
 } from "../proxy/mod.ts";
+import { createProxyHealth, type ProxyHealth } from "../server/mod.ts";
 import type { ObjectEvent, ObjectKind, ObjectSink, ObjectSource } from "../source/mod.ts";
 import { BoundedFrequencyRunner, type Clock, systemClock } from "../sync/mod.ts";
-import { createProxyHealth, type ProxyHealth } from "./proxy_health.ts";
-
-/** One backend bound to the IP family it programs. */
-export interface FamilyBackend {
-  readonly family: IPFamily;
-  readonly backend: ProxyBackend;
-}
+import { createSyncProxyRules } from "./sync_proxy_rules.ts";
 
 /** Everything the app needs, built by the caller (main.ts wires the real ones). */
 export interface ProxyAppOptions {
@@ -70,104 +64,20 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       logger.error("Skipping invalid object", { kind, object: key, reason });
     },
   });
-  /** Families whose next sync must be full because their rules were flushed behind our back. */
+  metrics.primeFamilies(backends.map((b) => b.family));
   const flushed = new Set<IPFamily>();
-  /** The last applied snapshot per family, to find stale UDP flows. */
-  const applied = new Map<IPFamily, ProxyState>();
-  const fullSyncPeriodMs = options.fullSyncPeriodMs ?? 60 * 60 * 1000;
-  let lastFullSync = clock.now();
-
-  const syncProxyRules = async () => {
-    if (!tracker.isSynced()) {
-      logger.debug(2, "Not syncing rules until Services and EndpointSlices have been synced");
-      return;
-    }
-    const started = clock.now();
-    const triggerTimes = tracker.takeChangeTriggerTimes();
-    const pending = tracker.pending();
-    const failures: unknown[] = [];
-    const fullSyncDue = started - lastFullSync >= fullSyncPeriodMs;
-    let full = false;
-    for (const { family, backend } of backends) {
-      // Each family is its own proxier upstream, so its metrics carry an ip_family label.
-      const familyStarted = clock.now();
-      const ip_family = family;
-      let state = tracker.snapshot(family);
-      if (fullSyncDue || flushed.has(family)) {
-        state = { ...state, forceFullSync: true };
-      }
-      let noLocalInternal = 0, noLocalExternal = 0;
-      for (const sps of state.services.values()) {
-        if (sps.localEndpoints.length > 0) continue;
-        if (sps.info.internalPolicyLocal && sps.allEndpoints.length > 0) noLocalInternal++;
-        if (sps.info.externalPolicyLocal && sps.allEndpoints.length > 0) noLocalExternal++;
-      }
-      metrics.noLocalEndpoints.set({ ip_family, traffic_policy: "internal" }, noLocalInternal);
-      metrics.noLocalEndpoints.set({ ip_family, traffic_policy: "external" }, noLocalExternal);
-      let report: SyncReport;
-      try {
-        report = await backend.sync(state);
-      } catch (err) {
-        metrics.syncDuration.observe({ ip_family }, (clock.now() - familyStarted) / 1000);
-        // A CommandError's message names the command line and carries its stderr.
-        logger.error("Failed to apply proxy rules", { family, err });
-        failures.push(err);
-        continue;
-      }
-      flushed.delete(family);
-      full ||= report.full;
-      if (options.conntrackRunner) {
-        const stale = staleUdpFlows(applied.get(family), state);
-        if (stale.length > 0) {
-          const n = await deleteStaleFlows(options.conntrackRunner, family, stale, logger);
-          metrics.conntrackDeleted.inc({ ip_family }, n);
-        }
-      }
-      applied.set(family, state);
-      for (const [table, n] of Object.entries(report.ruleCounts)) {
-        metrics.iptablesTotal.set({ ip_family, table }, n);
-      }
-      const seconds = (clock.now() - familyStarted) / 1000;
-      metrics.syncDuration.observe({ ip_family }, seconds);
-      (report.full ? metrics.syncFullDuration : metrics.syncPartialDuration)
-        .observe({ ip_family }, seconds);
-      metrics.lastSyncTimestamp.set({ ip_family }, clock.now() / 1000);
-      logger.debug(2, "Synced proxy rules", {
-        family,
-        kind: report.full ? "full" : "partial",
-        elapsed: `${seconds.toFixed(3)}s`,
-        services: state.services.size,
-        endpoints: state.totalEndpoints,
-        changed: state.changed.size,
-        rules: report.ruleCounts,
-      });
-    }
-    if (full) lastFullSync = clock.now();
-    const seconds = (clock.now() - started) / 1000;
-    metrics.serviceChangesPending.set(0);
-    metrics.endpointChangesPending.set(0);
-    logger.debug(2, "SyncProxyRules complete", {
-      elapsed: `${seconds.toFixed(3)}s`,
-      pendingServices: pending.services,
-      pendingEndpoints: pending.endpoints,
-    });
-    if (options.onApplied) {
-      await options.onApplied([...applied.values()]).catch((err) =>
-        logger.error("Error after applying the proxy rules", { err })
-      );
-    }
-    if (failures.length > 0) throw failures[0];
-    const now = clock.now();
-    // Trigger times are not kept per family: with one family (the usual node) this is exact;
-    // on a dual-stack node each change is counted under the first family.
-    const programmed = backends[0]?.family ?? "IPv4";
-    for (const t of triggerTimes) {
-      if (t <= now) {
-        metrics.networkProgrammingDuration.observe({ ip_family: programmed }, (now - t) / 1000);
-      }
-    }
-    health.updated(now);
-  };
+  const syncProxyRules = createSyncProxyRules({
+    tracker,
+    backends,
+    metrics,
+    health,
+    logger,
+    clock,
+    ...(options.conntrackRunner ? { conntrackRunner: options.conntrackRunner } : {}),
+    fullSyncPeriodMs: options.fullSyncPeriodMs ?? 60 * 60 * 1000,
+    flushed,
+    ...(options.onApplied ? { onApplied: options.onApplied } : {}),
+  });
 
   const runner = new BoundedFrequencyRunner({
     name: "sync-runner",

@@ -1,10 +1,11 @@
-/** The long-running proxy: detect the kernel's iptables, start the app and its servers. */
+/** The long-running proxy: prepare the chosen mode, start the app and its servers. */
 import { Registry } from "prom-client";
-import { detectIptablesFlavour } from "../backends/iptables/mod.ts";
+import { cleanupModes, leftoverModes, PROXY_MODES } from "../backends/mod.ts";
 import type { ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { createProxyMetrics, registerProcessMetrics } from "../metrics/mod.ts";
+import { tuneConntrack } from "../conntrack/mod.ts";
+import { createModeMetrics, createProxyMetrics, registerProcessMetrics } from "../metrics/mod.ts";
 import {
   bindableHealthCheckAddresses,
   createHealthHandler,
@@ -15,14 +16,12 @@ import {
   serveOn,
   serviceHealthTargets,
 } from "../server/mod.ts";
-import { CommandFailure } from "./commands.ts";
+import { CommandFailure } from "./command_failure.ts";
+import { asCommandFailure } from "./commands.ts";
 import { watchConfigFile } from "./config_watch.ts";
-import { tuneConntrack } from "./conntrack_tuning.ts";
-import { createIptablesBackends, usableFamilies } from "./iptables_backends.ts";
 import { applyOomScoreAdj } from "./oom.ts";
 import { createProxyApp } from "./proxy_app.ts";
 import { createStateSource } from "./state_source.ts";
-import { enableRouteLocalnet } from "./sysctl.ts";
 
 /** What runCommand needs besides the configuration. */
 export interface RunOptions {
@@ -48,32 +47,20 @@ export async function runCommand(
       configChange.abort();
     });
   }
-  if (config.mode !== "iptables") {
-    throw new CommandFailure(
-      `Invalid --proxy-mode "${config.mode}": only "iptables" is available yet`,
-      1,
-    );
-  }
   const createSource = createStateSource(config, logger);
-  const probe = await runner({ cmd: "iptables-legacy-save", args: ["-t", "nat"] });
-  const probeNft = await runner({ cmd: "iptables-nft-save", args: ["-t", "nat"] });
-  if (probe.code !== 0 && probeNft.code !== 0) {
-    throw new CommandFailure(
-      `Cannot run iptables: ${probeNft.stderr.trim() || probe.stderr.trim()}`,
-      2,
-    );
-  }
-  const flavour = await detectIptablesFlavour(runner);
-  const families = await usableFamilies(runner, flavour);
-  logger.info("Using iptables proxy", { flavour, families, node: config.hostnameOverride });
-
-  if (families.includes("IPv4") && config.iptables.localhostNodePorts) {
-    await enableRouteLocalnet(runner, logger);
-  }
+  const mode = PROXY_MODES[config.mode];
+  const prepared = await asCommandFailure(() => mode.prepare({ config, runner, logger }));
+  logger.info(mode.startMessage, {
+    ...prepared.details,
+    families: prepared.families,
+    node: config.hostnameOverride,
+  });
+  await cleanupModes(leftoverModes(mode.name), runner, logger);
   await tuneConntrack({ config: config.conntrack, runner, logger });
   await applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger });
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
+  const modeMetrics = createModeMetrics(registry, mode.name);
   registerProcessMetrics(registry);
   // Asked only when a load balancer probes, which is after the app below exists.
   const serviceHealth = createServiceHealthServer({
@@ -84,7 +71,7 @@ export async function runCommand(
     nodeName: config.hostnameOverride,
     fallbackNodeIPs: config.nodeIPs,
     createSource,
-    backends: createIptablesBackends({ config, flavour, families, runner, logger, metrics }),
+    backends: prepared.createBackends(modeMetrics),
     minSyncPeriodMs: config.minSyncPeriodMs,
     syncPeriodMs: config.syncPeriodMs,
     logger,

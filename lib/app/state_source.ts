@@ -14,7 +14,7 @@ import {
 } from "../k8s/mod.ts";
 import { errorMessage, type Logger } from "../log/mod.ts";
 import { createManifestSource, type ObjectSink, type ObjectSource } from "../source/mod.ts";
-import { CommandFailure } from "./commands.ts";
+import { CommandFailure } from "./command_failure.ts";
 
 /** Builds a source for the sink the app hands over. */
 export type SourceFactory = (sink: ObjectSink) => ObjectSource;

@@ -1,36 +1,51 @@
 /** The one small interface every proxy backend (iptables, ipvs, nftables) implements. */
-import type { ProxyState } from "../proxy/types.ts";
+import type { IPFamily, ProxyState } from "../proxy/types.ts";
 
 /** What one applied sync did; feeds logs and metrics. */
 export interface SyncReport {
   /** True for a full sync, false for a partial one. */
   readonly full: boolean;
-  /** Rules per table after the sync (kubeproxy_sync_proxy_rules_iptables_total{table}). */
-  readonly ruleCounts: Readonly<Record<string, number>>;
+  /**
+   * Mode-specific counts that the mode's own metrics record and the sync log shows, e.g. rules
+   * per table in iptables mode (kubeproxy_sync_proxy_rules_iptables_total{table}).
+   */
+  readonly counts: Readonly<Record<string, number>>;
 }
 
-/** Counters a backend bumps; the real implementation lives in lib/metrics. */
+/** What a backend and the app tell a mode's own metrics (each mode registers its own set). */
 export interface BackendMetrics {
-  /** A restore (apply) of the full payload failed. */
-  restoreFailure(): void;
-  /** A restore of a partial payload failed. */
-  partialRestoreFailure(): void;
+  /** Applying a sync to the kernel failed; `full` says whether it was a full sync. */
+  applyFailed(full: boolean): void;
+  /** Removing stale objects failed (nftables mode counts this). */
+  cleanupFailed(): void;
+  /** A sync was applied in `seconds`. */
+  synced(report: SyncReport, seconds: number): void;
 }
+
+/** Metrics that count nothing, for backends built without them (tests, `render`). */
+export const NO_BACKEND_METRICS: BackendMetrics = {
+  applyFailed: () => {},
+  cleanupFailed: () => {},
+  synced: () => {},
+};
 
 /** A backend programs one IP family of the kernel from ProxyState snapshots. */
 export interface ProxyBackend {
-  /** The mode name, e.g. "iptables". */
-  readonly name: string;
   /**
    * Applies the snapshot. On failure it counts and logs, leaves the old rules in place,
    * makes the next call a full sync, and throws (so the sync runner retries).
    */
   sync(state: ProxyState): Promise<SyncReport>;
   /**
-   * True when someone removed our rules behind our back (the canary chains are gone), so the
-   * caller must force a full sync.
+   * The periodic consistency check (upstream's canary): true when someone removed our rules
+   * behind our back, so the caller must force a full sync. Kept cheap: it runs every syncPeriod.
    */
   rulesFlushed(): Promise<boolean>;
-  /** Removes everything this backend (in any flavour) may have programmed; idempotent. */
-  cleanup(): Promise<void>;
+}
+
+/** One backend bound to the IP family it programs, with its mode's metrics for that family. */
+export interface FamilyBackend {
+  readonly family: IPFamily;
+  readonly backend: ProxyBackend;
+  readonly metrics: BackendMetrics;
 }

@@ -1,2 +1,4 @@
-/** Public face of lib/backends: the backend interface and the map of available modes. */
+/** Public face of lib/backends: the backend and mode interfaces and the map of modes. */
 export * from "./backend.ts";
+export * from "./mode.ts";
+export * from "./modes.ts";

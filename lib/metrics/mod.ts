@@ -1,3 +1,4 @@
 /** Public face of lib/metrics: kube-proxy's prom-client metrics. */
 export * from "./proxy_metrics.ts";
 export * from "./process_metrics.ts";
+export * from "./mode_metrics.ts";

@@ -3,7 +3,6 @@
  * registry the caller passes in (no hidden global registry).
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import type { BackendMetrics } from "../backends/backend.ts";
 import type { IPFamily } from "../proxy/mod.ts";
 
 /** Upstream's sync-duration buckets: 0.001 x 2^k, 15 buckets. */
@@ -26,74 +25,62 @@ export const NETWORK_PROGRAMMING_BUCKETS: readonly number[] = [
 ];
 
 /**
- * Every kube-proxy metric, ready to be updated by the app and the backends. Since v1.33
- * upstream labels the per-family ones with `ip_family` ("IPv4" / "IPv6"), because each family
- * has its own proxier.
+ * The core kube-proxy metrics every mode registers (upstream's RegisterMetrics before its
+ * per-mode switch; lib/metrics/mode_metrics.ts has the rest). Since v1.33 upstream labels the
+ * per-family ones with `ip_family` ("IPv4" / "IPv6"), because each family has its own proxier.
  */
-export interface ProxyMetrics extends BackendMetrics {
+export interface ProxyMetrics {
   readonly syncDuration: Histogram<"ip_family">;
-  readonly syncFullDuration: Histogram<"ip_family">;
-  readonly syncPartialDuration: Histogram<"ip_family">;
   readonly networkProgrammingDuration: Histogram<"ip_family">;
   readonly lastSyncTimestamp: Gauge<"ip_family">;
   readonly lastQueuedTimestamp: Gauge<"ip_family">;
-  readonly iptablesTotal: Gauge<"ip_family" | "table">;
   readonly noLocalEndpoints: Gauge<"ip_family" | "traffic_policy">;
   readonly endpointChangesPending: Gauge;
   readonly serviceChangesPending: Gauge;
   readonly endpointChangesTotal: Counter;
   readonly serviceChangesTotal: Counter;
-  readonly restoreFailures: Counter<"ip_family">;
-  readonly partialRestoreFailures: Counter<"ip_family">;
   readonly healthzTotal: Counter<"code">;
   readonly livezTotal: Counter<"code">;
   readonly conntrackDeleted: Counter<"ip_family">;
   /** Ours: objects from the API or a manifest that failed validation and were skipped. */
   readonly invalidObjects: Counter<"kind">;
-  /** The restore-failure counters of one family's backend, labelled with that family. */
-  forFamily(family: IPFamily): BackendMetrics;
+  /**
+   * Makes every counter and histogram whose labels are known at start present at 0 for these
+   * families, so the first scrape already has the series `rate()` and alerts need.
+   */
+  primeFamilies(families: readonly IPFamily[]): void;
 }
 
-/** Registers every metric on `registry` and returns handles to them. */
-export function createProxyMetrics(registry: Registry): ProxyMetrics {
+/** Builders of `kubeproxy_` metrics on one registry; `family` is the `ip_family` label list. */
+export function metricBuilders(registry: Registry) {
   const registers = [registry];
-  const family = ["ip_family"] as const;
   const named = <L extends string>(name: string, help: string, labelNames: readonly L[]) => ({
     name: `kubeproxy_${name}`,
     help,
     labelNames,
     registers,
   });
-  const hist = (name: string, help: string, buckets: readonly number[]) =>
-    new Histogram({ ...named(name, help, family), buckets: [...buckets] });
-  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-    new Gauge(named(name, help, labelNames));
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-    new Counter(named(name, help, labelNames));
-  const restoreFailures = counter(
-    "sync_proxy_rules_iptables_restore_failures_total",
-    "Cumulative proxy iptables restore failures",
-    family,
-  );
-  const partialRestoreFailures = counter(
-    "sync_proxy_rules_iptables_partial_restore_failures_total",
-    "Cumulative proxy iptables partial restore failures",
-    family,
-  );
   return {
+    family: ["ip_family"] as const,
+    hist: (name: string, help: string, buckets: readonly number[]) =>
+      new Histogram({ ...named(name, help, ["ip_family"] as const), buckets: [...buckets] }),
+    gauge: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Gauge(named(name, help, labelNames)),
+    counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter(named(name, help, labelNames)),
+  };
+}
+
+/** The kinds of object a source delivers (the labels of invalid_objects_total). */
+const OBJECT_KINDS = ["Service", "EndpointSlice", "Node"] as const;
+
+/** Registers the core metrics on `registry` and returns handles to them. */
+export function createProxyMetrics(registry: Registry): ProxyMetrics {
+  const { family, hist, gauge, counter } = metricBuilders(registry);
+  const m = {
     syncDuration: hist(
       "sync_proxy_rules_duration_seconds",
       "SyncProxyRules latency in seconds",
-      SYNC_DURATION_BUCKETS,
-    ),
-    syncFullDuration: hist(
-      "sync_full_proxy_rules_duration_seconds",
-      "SyncProxyRules latency in seconds for full resyncs",
-      SYNC_DURATION_BUCKETS,
-    ),
-    syncPartialDuration: hist(
-      "sync_partial_proxy_rules_duration_seconds",
-      "SyncProxyRules latency in seconds for partial resyncs",
       SYNC_DURATION_BUCKETS,
     ),
     networkProgrammingDuration: hist(
@@ -110,11 +97,6 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
       "sync_proxy_rules_last_queued_timestamp_seconds",
       "The last time a sync of proxy rules was queued",
       family,
-    ),
-    iptablesTotal: gauge(
-      "sync_proxy_rules_iptables_total",
-      "Total number of iptables rules owned by kube-proxy",
-      ["ip_family", "table"],
     ),
     noLocalEndpoints: gauge(
       "sync_proxy_rules_no_local_endpoints_total",
@@ -137,8 +119,6 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
       "sync_proxy_rules_service_changes_total",
       "Cumulative proxy rules Service changes",
     ),
-    restoreFailures,
-    partialRestoreFailures,
     healthzTotal: counter("proxy_healthz_total", "Cumulative proxy healthz HTTP status", ["code"]),
     livezTotal: counter("proxy_livez_total", "Cumulative proxy livez HTTP status", ["code"]),
     conntrackDeleted: counter(
@@ -151,12 +131,18 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
       "Objects from the API server or manifests skipped because they failed validation",
       ["kind"],
     ),
-    // Without a family (a backend wired to the shared object) the series carries no label.
-    restoreFailure: () => restoreFailures.inc(),
-    partialRestoreFailure: () => partialRestoreFailures.inc(),
-    forFamily: (f) => ({
-      restoreFailure: () => restoreFailures.inc({ ip_family: f }),
-      partialRestoreFailure: () => partialRestoreFailures.inc({ ip_family: f }),
-    }),
+  };
+  return {
+    ...m,
+    primeFamilies(families) {
+      for (const kind of OBJECT_KINDS) m.invalidObjects.inc({ kind }, 0);
+      for (const ip_family of families) {
+        for (const h of [m.syncDuration, m.networkProgrammingDuration]) h.zero({ ip_family });
+        m.conntrackDeleted.inc({ ip_family }, 0);
+        for (const traffic_policy of ["internal", "external"]) {
+          m.noLocalEndpoints.set({ ip_family, traffic_policy }, 0);
+        }
+      }
+    },
   };
 }

@@ -1,6 +1,6 @@
 /** HTTP handlers of the health and metrics servers, as `(Request) => Response` functions. */
 import type { Registry } from "prom-client";
-import type { ProxyHealth } from "../app/proxy_health.ts";
+import type { ProxyHealth } from "./proxy_health.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
 import type { NodeStatus } from "../proxy/mod.ts";
 

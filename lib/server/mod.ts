@@ -3,3 +3,4 @@ export * from "./handlers.ts";
 export * from "./serve.ts";
 export * from "./service_health.ts";
 export * from "./service_health_server.ts";
+export * from "./proxy_health.ts";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { CommandFailure, renderCommand } from "../../lib/app/commands.ts";
+import { CommandFailure } from "../../lib/app/command_failure.ts";
+import { renderCommand } from "../../lib/app/commands.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 

@@ -4,11 +4,11 @@
  */
 import { Registry } from "prom-client";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
-import { createIptablesBackends } from "../../lib/app/iptables_backends.ts";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
+import { createIptablesProxier, iptablesRenderOptions } from "../../lib/backends/iptables/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
-import { createProxyMetrics } from "../../lib/metrics/mod.ts";
+import { createModeMetrics, createProxyMetrics } from "../../lib/metrics/mod.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import type { ObjectSink } from "../../lib/source/mod.ts";
 import { createFakeIptables } from "../support/fake_iptables.ts";
@@ -59,6 +59,7 @@ export function setupProxyApp(verbosity = 2) {
   const ipt = createFakeIptables();
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
+  const familyMetrics = createModeMetrics(registry, "iptables")("IPv4");
   const lines: string[] = [];
   const logger = createLogger({ verbosity, write: (l) => lines.push(l) });
   const applied: ProxyState[][] = [];
@@ -75,14 +76,18 @@ export function setupProxyApp(verbosity = 2) {
       sink = s;
       return { start: () => Promise.resolve() };
     },
-    backends: createIptablesBackends({
-      config: { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] },
-      flavour: "legacy",
-      families: ["IPv4"],
-      runner,
-      logger,
-      metrics,
-    }),
+    backends: [{
+      family: "IPv4",
+      metrics: familyMetrics,
+      backend: createIptablesProxier({
+        ...iptablesRenderOptions({ ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] }, "IPv4"),
+        family: "IPv4",
+        flavour: "legacy",
+        runner,
+        logger,
+        metrics: familyMetrics,
+      }),
+    }],
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,
     logger,
@@ -109,9 +114,16 @@ export function setupProxyApp(verbosity = 2) {
     sink!.onSynced("EndpointSlice");
     await clock.advance(1000);
   };
+  /** A metric by its name without the `kubeproxy_` prefix (core or iptables mode's own). */
+  const metric = (name: string) => {
+    const m = registry.getSingleMetric(`kubeproxy_${name}`);
+    if (!m) throw new Error(`No metric kubeproxy_${name}`);
+    return m;
+  };
   return {
     app,
     broken,
+    metric,
     clock,
     ipt,
     registry,

@@ -33,14 +33,16 @@ Deno.test("createProxyApp() keeps the old rules after a failed restore, counts i
     t.ipt.failNextRestore("iptables-restore: line 3 failed");
     t.sink().onEvent({ kind: "EndpointSlice", type: "MODIFIED", object: webSlice(["10.0.2.2"]) });
     await t.clock.advance(0);
-    assert.equal(await counter(t.metrics.restoreFailures), 1);
+    assert.equal(await counter(t.metric("sync_proxy_rules_iptables_restore_failures_total")), 1);
     assert.match(t.nat(), /10\.0\.1\.2:8080/, "old rules must stay in place");
     assert.doesNotMatch(t.nat(), /10\.0\.2\.2:8080/);
 
     await t.clock.advance(2000);
     assert.match(t.nat(), /10\.0\.2\.2:8080/, "the retry applies the new state");
     assert.doesNotMatch(t.nat(), /10\.0\.1\.2:8080/);
-    const full = await t.metrics.syncFullDuration.get();
+    const full = await t.metric("sync_full_proxy_rules_duration_seconds").get() as {
+      values: { metricName?: string; value: number }[];
+    };
     assert.equal(
       full.values.find((v) => v.metricName?.endsWith("_count"))?.value,
       2,

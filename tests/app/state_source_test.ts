@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { CommandFailure } from "../../lib/app/commands.ts";
+import { CommandFailure } from "../../lib/app/command_failure.ts";
 import { createStateSource } from "../../lib/app/state_source.ts";
 import { defaultConfig, type ProxyConfig } from "../../lib/config/mod.ts";
 import { createMemoryLogger } from "../../lib/log/mod.ts";

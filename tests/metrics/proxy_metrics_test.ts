@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
 import {
+  createModeMetrics,
   createProxyMetrics,
   maxFdsFromLimits,
   NETWORK_PROGRAMMING_BUCKETS,
@@ -10,15 +11,14 @@ import {
   virtualMemoryFromStat,
 } from "../../lib/metrics/mod.ts";
 
-/** Every metric of REFERENCE.md with upstream's (v1.34) type and labels. */
-const UPSTREAM: Record<string, { type: string; labels: string[] }> = {
+type MetricShape = { type: string; labels: string[] };
+
+/** The core metrics of REFERENCE.md (every mode) with upstream's (v1.34) type and labels. */
+const UPSTREAM: Record<string, MetricShape> = {
   sync_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
-  sync_full_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
-  sync_partial_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
   network_programming_duration_seconds: { type: "histogram", labels: ["ip_family"] },
   sync_proxy_rules_last_timestamp_seconds: { type: "gauge", labels: ["ip_family"] },
   sync_proxy_rules_last_queued_timestamp_seconds: { type: "gauge", labels: ["ip_family"] },
-  sync_proxy_rules_iptables_total: { type: "gauge", labels: ["ip_family", "table"] },
   sync_proxy_rules_no_local_endpoints_total: {
     type: "gauge",
     labels: ["ip_family", "traffic_policy"],
@@ -27,15 +27,56 @@ const UPSTREAM: Record<string, { type: string; labels: string[] }> = {
   sync_proxy_rules_service_changes_pending: { type: "gauge", labels: [] },
   sync_proxy_rules_endpoint_changes_total: { type: "counter", labels: [] },
   sync_proxy_rules_service_changes_total: { type: "counter", labels: [] },
-  sync_proxy_rules_iptables_restore_failures_total: { type: "counter", labels: ["ip_family"] },
-  sync_proxy_rules_iptables_partial_restore_failures_total: {
-    type: "counter",
-    labels: ["ip_family"],
-  },
   proxy_healthz_total: { type: "counter", labels: ["code"] },
   proxy_livez_total: { type: "counter", labels: ["code"] },
   conntrack_reconciler_deleted_entries_total: { type: "counter", labels: ["ip_family"] },
 };
+
+const RESTORE_FAILURES = "sync_proxy_rules_iptables_restore_failures_total";
+const family = { type: "counter", labels: ["ip_family"] };
+
+/** What each mode registers besides the core set, as upstream's RegisterMetrics(mode). */
+const MODE_ONLY: Record<"iptables" | "ipvs" | "nftables", Record<string, MetricShape>> = {
+  iptables: {
+    sync_full_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
+    sync_partial_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
+    sync_proxy_rules_iptables_total: { type: "gauge", labels: ["ip_family", "table"] },
+    [RESTORE_FAILURES]: family,
+    sync_proxy_rules_iptables_partial_restore_failures_total: family,
+  },
+  ipvs: { [RESTORE_FAILURES]: family },
+  nftables: {
+    sync_proxy_rules_nftables_sync_failures_total: family,
+    sync_proxy_rules_nftables_cleanup_failures_total: family,
+  },
+};
+
+/** Fails unless `registry` holds exactly the kubeproxy_ metrics of `want`, typed and labelled. */
+async function assertRegistered(registry: Registry, want: Record<string, MetricShape>) {
+  const json = await registry.getMetricsAsJSON();
+  assert.deepEqual(
+    json.map((j) => j.name).filter((n) => n.startsWith("kubeproxy_")).sort(),
+    Object.keys(want).map((n) => `kubeproxy_${n}`).concat("kubeproxy_invalid_objects_total")
+      .sort(),
+  );
+  for (const [name, shape] of Object.entries(want)) {
+    const m = registry.getSingleMetric(`kubeproxy_${name}`);
+    assert.ok(m, `kubeproxy_${name} is missing`);
+    const entry = json.find((j) => j.name === `kubeproxy_${name}`);
+    assert.equal(entry?.type, shape.type, name);
+    // prom-client keeps the declared label names on the metric object.
+    assert.deepEqual((m as unknown as { labelNames: string[] }).labelNames, shape.labels, name);
+  }
+}
+
+for (const mode of ["iptables", "ipvs", "nftables"] as const) {
+  Deno.test(`createModeMetrics() registers ${mode} mode's metrics as upstream does, no others`, async () => {
+    const registry = new Registry();
+    createProxyMetrics(registry);
+    createModeMetrics(registry, mode);
+    await assertRegistered(registry, { ...UPSTREAM, ...MODE_ONLY[mode] });
+  });
+}
 
 Deno.test("createProxyMetrics() registers every upstream metric with its type and labels", async () => {
   const registry = new Registry();
@@ -64,25 +105,49 @@ Deno.test("the histograms use upstream's buckets", () => {
   assert.equal(NETWORK_PROGRAMMING_BUCKETS.at(-1), 300);
 });
 
-Deno.test("forFamily() counts restore failures under the backend's ip_family", async () => {
+Deno.test("a family's mode metrics count under its ip_family and are present at 0 from the start", async () => {
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
-  metrics.forFamily("IPv6").restoreFailure();
-  metrics.forFamily("IPv6").partialRestoreFailure();
-  metrics.forFamily("IPv4").restoreFailure();
+  metrics.primeFamilies(["IPv4", "IPv6"]);
+  const forFamily = createModeMetrics(registry, "iptables");
+  const v4 = forFamily("IPv4"), v6 = forFamily("IPv6");
+  const before = await registry.metrics();
+  for (const f of ["IPv4", "IPv6"]) {
+    assert.match(before, new RegExp(`_${RESTORE_FAILURES}\\{ip_family="${f}"\\} 0$`, "m"));
+    assert.match(
+      before,
+      new RegExp(`_iptables_partial_restore_failures_total\\{ip_family="${f}"\\} 0$`, "m"),
+    );
+    assert.match(
+      before,
+      new RegExp(`network_programming_duration_seconds_count\\{ip_family="${f}"\\} 0$`, "m"),
+    );
+    assert.match(
+      before,
+      new RegExp(`sync_proxy_rules_duration_seconds_count\\{ip_family="${f}"\\} 0$`, "m"),
+    );
+  }
+  v6.applyFailed(false);
+  v4.applyFailed(true);
+  v4.synced({ full: true, counts: { nat: 7, filter: 3 } }, 0.2);
   const text = await registry.metrics();
-  assert.match(
-    text,
-    /kubeproxy_sync_proxy_rules_iptables_restore_failures_total\{ip_family="IPv6"\} 1/,
-  );
-  assert.match(
-    text,
-    /kubeproxy_sync_proxy_rules_iptables_restore_failures_total\{ip_family="IPv4"\} 1/,
-  );
-  assert.match(
-    text,
-    /kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total\{ip_family="IPv6"\} 1/,
-  );
+  assert.match(text, new RegExp(`_${RESTORE_FAILURES}\\{ip_family="IPv6"\\} 1$`, "m"));
+  assert.match(text, new RegExp(`_${RESTORE_FAILURES}\\{ip_family="IPv4"\\} 1$`, "m"));
+  assert.match(text, /_partial_restore_failures_total\{ip_family="IPv6"\} 1$/m);
+  assert.match(text, /_partial_restore_failures_total\{ip_family="IPv4"\} 0$/m);
+  assert.match(text, /_iptables_total\{ip_family="IPv4",table="nat"\} 7$/m);
+  assert.match(text, /sync_full_proxy_rules_duration_seconds_count\{ip_family="IPv4"\} 1$/m);
+});
+
+Deno.test("nftables mode counts sync and cleanup failures per family", async () => {
+  const registry = new Registry();
+  const nft = createModeMetrics(registry, "nftables")("IPv6");
+  nft.applyFailed(true);
+  nft.cleanupFailed();
+  nft.cleanupFailed();
+  const text = await registry.metrics();
+  assert.match(text, /nftables_sync_failures_total\{ip_family="IPv6"\} 1$/m);
+  assert.match(text, /nftables_cleanup_failures_total\{ip_family="IPv6"\} 2$/m);
 });
 
 const STAT = "4242 (deno main) S 1 4242 4242 0 -1 4194560 18000 0 0 0 120 30 0 0 20 0 9 0 " +

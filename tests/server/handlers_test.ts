@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { createProxyHealth } from "../../lib/app/proxy_health.ts";
+import { createProxyHealth } from "../../lib/server/mod.ts";
 import { createProxyMetrics } from "../../lib/metrics/mod.ts";
 import {
   createHealthHandler,

@@ -2,13 +2,17 @@
  * The iptables backend for one IP family: renders each ProxyState and applies it with one
  * iptables-restore, full or partial as upstream decides.
  */
-import type { BackendMetrics, ProxyBackend, SyncReport } from "../backend.ts";
+import {
+  type BackendMetrics,
+  NO_BACKEND_METRICS,
+  type ProxyBackend,
+  type SyncReport,
+} from "../backend.ts";
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { ChainNameCache } from "./chain_name_cache.ts";
 import { isServiceChainName, KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
-import { cleanupIptables } from "./cleanup.ts";
 import {
   IPTABLES_WAIT_ARGS,
   iptablesBinaries,
@@ -40,14 +44,13 @@ export interface IptablesProxierOptions extends IptablesRenderOptions {
   readonly listLocalAddresses?: LocalAddressLister;
 }
 
-const noMetrics: BackendMetrics = { restoreFailure: () => {}, partialRestoreFailure: () => {} };
 const CANARY_TABLES = ["mangle", "nat", "filter"] as const;
 
 /** Creates the iptables backend of one family; does no I/O until sync() is called. */
 export function createIptablesProxier(options: IptablesProxierOptions): ProxyBackend {
   const runner = options.runner ?? denoCommandRunner;
   const logger = options.logger ?? silentLogger;
-  const metrics = options.metrics ?? noMetrics;
+  const metrics = options.metrics ?? NO_BACKEND_METRICS;
   const flavour = options.flavour ?? "nft";
   const bins = iptablesBinaries(options.family, flavour);
   const chainNames = options.chainNames ?? new ChainNameCache();
@@ -149,8 +152,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     logger.debug(9, "Restoring iptables", { rules: payload });
     const out = await runner({ cmd: bins.restore, args: RESTORE_ARGS, stdin: payload });
     if (out.code !== 0) {
-      metrics.restoreFailure();
-      if (!full) metrics.partialRestoreFailure();
+      metrics.applyFailed(full);
       needFullSync = true;
       logger.error("Failed to execute iptables-restore", {
         family: options.family,
@@ -163,7 +165,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     needFullSync = false;
     synced = true;
     ownedChains = rules.activeNatChains; // a fresh set per render, never changed after
-    return { full, ruleCounts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
+    return { full, counts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
   };
 
   const rulesFlushed = async (): Promise<boolean> => {
@@ -184,11 +186,5 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     return false;
   };
 
-  const cleanup = async (): Promise<void> => {
-    await cleanupIptables(runner, logger);
-    needFullSync = true;
-    ownedChains = new Set();
-  };
-
-  return { name: "iptables", sync, rulesFlushed, cleanup };
+  return { sync, rulesFlushed };
 }

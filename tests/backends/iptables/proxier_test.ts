@@ -10,10 +10,14 @@ const SVC1 = "KUBE-SVC-XPGD46QRK7WJZT7O";
 const SEP1 = "KUBE-SEP-SXIVWICOYRO3J4NJ";
 
 function counters() {
-  const c = { full: 0, partial: 0 };
+  const c = { failures: 0, partial: 0 };
   const metrics: BackendMetrics = {
-    restoreFailure: () => c.full++,
-    partialRestoreFailure: () => c.partial++,
+    applyFailed: (full) => {
+      c.failures++;
+      if (!full) c.partial++;
+    },
+    cleanupFailed: () => {},
+    synced: () => {},
   };
   return { c, metrics };
 }
@@ -41,7 +45,7 @@ Deno.test("IptablesProxier.sync() does a full sync first and programs the rules"
   const { proxier, chains, rulesOf } = setup();
   const report = await proxier.sync(twoEndpoints());
   assert.equal(report.full, true);
-  assert.ok(report.ruleCounts.nat! > 0);
+  assert.ok(report.counts.nat! > 0);
   assert.ok(chains().includes(SVC1));
   assert.ok(chains().includes(SEP1));
   assert.deepEqual(rulesOf("PREROUTING"), [
@@ -107,7 +111,7 @@ Deno.test("IptablesProxier.sync() keeps the old rules, counts and throws when re
     proxier.sync(state([sps(svc(), [ep("10.180.0.9")])], { changed: [key()] })),
     (err: unknown) => err instanceof CommandError && err.code === 1,
   );
-  assert.deepEqual(c, { full: 1, partial: 1 });
+  assert.deepEqual(c, { failures: 1, partial: 1 });
   assert.equal(fake.save("legacy", "IPv4"), before);
   assert.ok(logger.lines.some((l) => l.startsWith("E") && l.includes("line 7 failed")));
   const next = await proxier.sync(state([sps(svc(), [ep("10.180.0.9")])], { changed: [] }));

@@ -1,13 +1,14 @@
 /**
  * Running the real program with a changed environment, for the health and process tests: a
- * PATH whose first folder holds a switchable `iptables-legacy-restore` wrapper (so every restore
- * can be made to fail, as a broken kernel or a locked xtables would), plus scraping its HTTP
- * endpoints from inside the node namespace.
+ * PATH whose first folder holds a switchable wrapper of the mode's apply binary (so every apply,
+ * e.g. `iptables-legacy-restore`, can be made to fail, as a broken kernel or a locked xtables
+ * would), plus scraping its HTTP endpoints from inside the node namespace.
  */
 import type { Topology } from "../../../scripts/netns/mod.ts";
+import { E2E_MODES, type E2EModeSupport } from "./e2e_modes.ts";
 import { MANIFEST_ROOT } from "./proxy_process.ts";
 
-/** A folder put first in the proxy's PATH, whose `iptables-legacy-restore` can be made to fail. */
+/** A folder put first in the proxy's PATH, whose apply binary can be made to fail. */
 export interface RestoreSwitch {
   readonly dir: string;
   /** While on, every restore exits 1 with a message instead of touching the kernel. */
@@ -15,26 +16,36 @@ export interface RestoreSwitch {
   remove(): Promise<void>;
 }
 
-/** Creates the wrapper folder `name` under MANIFEST_ROOT; restores work until fail(true). */
-export async function createRestoreSwitch(name: string): Promise<RestoreSwitch> {
-  const real = new Deno.Command("sh", { args: ["-c", "command -v iptables-legacy-restore"] })
-    .outputSync();
+/**
+ * Creates the wrapper folder `name` under MANIFEST_ROOT for `mode`'s apply binary (default
+ * iptables mode's restore); applies work until fail(true), other calls always work.
+ */
+export async function createRestoreSwitch(
+  name: string,
+  mode: E2EModeSupport = E2E_MODES.iptables,
+): Promise<RestoreSwitch> {
+  const { binary, argsPattern } = mode.apply;
+  const real = new Deno.Command("sh", { args: ["-c", `command -v ${binary}`] }).outputSync();
   const realPath = new TextDecoder().decode(real.stdout).trim();
-  if (real.code !== 0 || realPath === "") throw new Error("iptables-legacy-restore not found");
+  if (real.code !== 0 || realPath === "") throw new Error(`${binary} not found`);
   const dir = `${MANIFEST_ROOT}/${name}`;
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   await Deno.mkdir(dir, { recursive: true });
   const flag = `${dir}/fail`;
   const script = `#!/bin/sh
-# Test wrapper: fails every restore while ${flag} exists.
+# Test wrapper: fails every apply while ${flag} exists.
 if [ -e ${flag} ]; then
-  cat >/dev/null
-  echo "iptables-restore: line 1 failed (injected by the test)" >&2
-  exit 1
+  case "$*" in
+    ${argsPattern})
+      cat >/dev/null
+      echo "${binary}: line 1 failed (injected by the test)" >&2
+      exit 1
+      ;;
+  esac
 fi
 exec ${realPath} "$@"
 `;
-  await Deno.writeTextFile(`${dir}/iptables-legacy-restore`, script, { mode: 0o755 });
+  await Deno.writeTextFile(`${dir}/${binary}`, script, { mode: 0o755 });
   return {
     dir,
     async fail(on) {

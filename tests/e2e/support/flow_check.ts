@@ -26,6 +26,11 @@ export interface FlowCheck {
   readonly masq?: boolean;
   /** When masqueraded, the one source the endpoint must see (e.g. the node IP after SNAT). */
   readonly masqSource?: string;
+  /**
+   * Session affinity: attempts go one after another and every one must reach the same
+   * endpoint, one of `expect`.
+   */
+  readonly sticky?: boolean;
 }
 
 /** The host part of `ip:port` / `[ip]:port`, without brackets. */
@@ -69,6 +74,12 @@ export function judgeFlow(
       }
     }
   }
+  if (c.sticky) {
+    const [only, ...more] = names;
+    return more.length === 0 && only !== undefined && c.expect.includes(only)
+      ? null
+      : `expected every attempt to reach the same one of ${c.expect.join(", ")}, got ${seen}`;
+  }
   const got = [...names].sort().join(", ");
   const want = [...c.expect].sort().join(", ");
   return got === want ? null : `expected endpoints {${want}}, got {${got}}: ${seen}`;
@@ -81,8 +92,9 @@ export function probeFlow(topo: Topology, c: FlowCheck): Promise<ProbeAnswer[]> 
     from: c.from,
     proto: c.proto ?? "tcp",
     to: c.to,
-    count: fails ? 2 : 20,
+    count: fails ? 2 : c.sticky ? 10 : 20,
     timeoutMs: c.expect === "timeout" ? 500 : 2000,
+    ...(c.sticky ? { concurrency: 1 } : {}),
   });
 }
 

@@ -17,10 +17,17 @@ import { waitFor } from "../../support/wait.ts";
 /** Parent of every manifest folder the tests write; readable under the proxy permission set. */
 export const MANIFEST_ROOT = "/tmp/deno-kube-proxy";
 
-/** Fails loudly unless this machine can run the real-kernel tests (with this iptables flavour). */
-export async function requireRealKernel(flavour: NodeIptablesFlavour = "legacy"): Promise<void> {
+/**
+ * Fails loudly unless this machine can run the real-kernel tests (with this iptables flavour
+ * and the `more` binaries a mode needs).
+ */
+export async function requireRealKernel(
+  flavour: NodeIptablesFlavour = "legacy",
+  more: readonly string[] = [],
+): Promise<void> {
   await requireNetnsSupport();
   requireCommands(["ip", "iptables-legacy", "iptables-legacy-save", "iptables-legacy-restore"]);
+  requireCommands(more);
   if (flavour === "nft") {
     requireCommands(["iptables-nft", "iptables-nft-save", "iptables-nft-restore", "nft"]);
   }

@@ -13,6 +13,8 @@ import { type TopologyContext, withTopology } from "./with_topology.ts";
 
 /** What a scenario is made of. */
 export interface ProxyScenario extends TopologyOptions {
+  /** More binaries the test needs on the node (a mode's tools); missing ones fail loudly. */
+  readonly requireCommands?: readonly string[];
   /** The cluster state written to `cluster.json` before the proxy starts. */
   readonly state: unknown;
   /** Extra program flags (after the defaults of startProxy). */

@@ -13,6 +13,8 @@ import { ManifestDir, requireRealKernel } from "./proxy_process.ts";
 /** A topology plus the iptables flavour the machine must have for it (default legacy). */
 export interface TopologyScenario extends TopologyOptions {
   readonly flavour?: NodeIptablesFlavour;
+  /** More binaries the test needs on the node (a mode's tools); missing ones fail loudly. */
+  readonly requireCommands?: readonly string[];
 }
 
 /** What the body works with. */
@@ -26,8 +28,8 @@ export async function withTopology(
   scenario: TopologyScenario,
   body: (ctx: TopologyContext) => Promise<void>,
 ): Promise<void> {
-  const { flavour, ...options } = scenario;
-  await requireRealKernel(flavour);
+  const { flavour, requireCommands = [], ...options } = scenario;
+  await requireRealKernel(flavour, requireCommands);
   const topo = await createTopology(options);
   const dir = await ManifestDir.create(options.prefix);
   try {

@@ -7,7 +7,7 @@
  * only the initial network namespace may change) is logged as a warning and skipped.
  */
 import type { ConntrackConfig } from "../config/mod.ts";
-import type { CommandRunner } from "../exec/mod.ts";
+import { type CommandRunner, ensureSysctl, type SysctlOutcome } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 
 /**
@@ -60,45 +60,6 @@ export function conntrackKnobs(config: ConntrackConfig, cpus: number): Conntrack
   return knobs;
 }
 
-/** What tuneConntrack did with each knob. */
-export type KnobOutcome = "set" | "unchanged" | "failed";
-
-async function readSysctl(runner: CommandRunner, name: string): Promise<number | null> {
-  const out = await runner({ cmd: "sysctl", args: ["-n", name] });
-  if (out.code !== 0) return null;
-  const n = Number(out.stdout.trim());
-  return Number.isFinite(n) ? n : null;
-}
-
-/**
- * Ensures one knob. procps `sysctl -w` exits 0 even when the kernel refuses a read-only key,
- * so success is judged by reading the value back.
- */
-async function ensureKnob(
-  runner: CommandRunner,
-  knob: ConntrackKnob,
-  logger: Logger,
-): Promise<KnobOutcome> {
-  const current = await readSysctl(runner, knob.name);
-  if (current !== null) {
-    if (current === knob.value) return "unchanged";
-    if (knob.mode === "raise" && current > knob.value) return "unchanged";
-  }
-  const set = await runner({ cmd: "sysctl", args: ["-w", `${knob.name}=${knob.value}`] });
-  const after = await readSysctl(runner, knob.name);
-  if (after !== knob.value) {
-    logger.warn("Could not set conntrack sysctl; /proc/sys may be read-only here", {
-      name: knob.name,
-      value: knob.value,
-      current: after,
-      stderr: set.stderr.trim(),
-    });
-    return "failed";
-  }
-  logger.info("Set sysctl", { name: knob.name, value: knob.value });
-  return "set";
-}
-
 /** Options for tuneConntrack. */
 export interface ConntrackTuningOptions {
   readonly config: ConntrackConfig;
@@ -111,11 +72,15 @@ export interface ConntrackTuningOptions {
 /** Applies the conntrack tuning; never throws for a refused knob. Returns each knob's outcome. */
 export async function tuneConntrack(
   options: ConntrackTuningOptions,
-): Promise<Map<string, KnobOutcome>> {
+): Promise<Map<string, SysctlOutcome>> {
   const cpus = options.cpus ?? navigator.hardwareConcurrency;
-  const outcomes = new Map<string, KnobOutcome>();
+  const outcomes = new Map<string, SysctlOutcome>();
   for (const knob of conntrackKnobs(options.config, cpus)) {
-    outcomes.set(knob.name, await ensureKnob(options.runner, knob, options.logger));
+    const outcome = await ensureSysctl(options.runner, knob.name, knob.value, options.logger, {
+      mode: knob.mode,
+      what: "conntrack sysctl",
+    });
+    outcomes.set(knob.name, outcome);
   }
   return outcomes;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { iptablesRenderOptions } from "../../lib/app/iptables_backends.ts";
-import { defaultConfig } from "../../lib/config/mod.ts";
+import { iptablesRenderOptions } from "../../../lib/backends/iptables/mod.ts";
+import { defaultConfig } from "../../../lib/config/mod.ts";
 
 Deno.test("iptablesRenderOptions() passes the detect-local mode and its interface settings on", () => {
   const config = defaultConfig();

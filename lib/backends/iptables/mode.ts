@@ -1,0 +1,113 @@
+/**
+ * iptables mode as the app sees it: start checks (which iptables the node uses, which families
+ * work), the render options taken from the configuration, `render` and `--cleanup`.
+ */
+import type { ProxyConfig } from "../../config/mod.ts";
+import { type CommandRunner, ensureSysctl } from "../../exec/mod.ts";
+import type { Logger } from "../../log/mod.ts";
+import { ipCommandAddressLister, parseCIDR } from "../../net/mod.ts";
+import type { IPFamily } from "../../proxy/mod.ts";
+import { ModeUnavailableError, type ProxyMode } from "../mode.ts";
+import { cleanupIptables } from "./cleanup.ts";
+import { detectIptablesFlavour, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
+import { localTrafficDetector } from "./local_detector.ts";
+import { createIptablesProxier } from "./proxier.ts";
+import type { IptablesRenderOptions } from "./render_options.ts";
+import { renderFullRestore } from "./restore_payload.ts";
+
+/** The render options of one family, taken from the configuration. */
+export function iptablesRenderOptions(
+  config: ProxyConfig,
+  family: IPFamily,
+): IptablesRenderOptions {
+  const detectLocal = {
+    mode: config.detectLocalMode,
+    bridgeInterface: config.detectLocal.bridgeInterface.trim(),
+    interfaceNamePrefix: config.detectLocal.interfaceNamePrefix.trim(),
+  };
+  // Fail at startup, not at every sync, on an interface name that cannot go into a rule.
+  localTrafficDetector(detectLocal, family);
+  return {
+    masqueradeBit: config.masqueradeBit,
+    masqueradeAll: config.masqueradeAll,
+    clusterCIDRs: config.clusterCIDRs.filter((c) => parseCIDR(c)?.family === family),
+    detectLocalMode: detectLocal.mode,
+    bridgeInterface: detectLocal.bridgeInterface,
+    interfaceNamePrefix: detectLocal.interfaceNamePrefix,
+    localhostNodePorts: config.iptables.localhostNodePorts,
+    nodePortAddresses: config.nodePortAddresses.filter((a) =>
+      a === "primary" || parseCIDR(a)?.family === family
+    ),
+  };
+}
+
+/** The families to proxy: IPv4 always, IPv6 when ip6tables works on this node. */
+export async function usableFamilies(
+  runner: CommandRunner,
+  flavour: IptablesFlavour,
+): Promise<IPFamily[]> {
+  const v6 = await runner({ cmd: iptablesBinaries("IPv6", flavour).save, args: ["-t", "nat"] });
+  return v6.code === 0 ? ["IPv4", "IPv6"] : ["IPv4"];
+}
+
+/** Fails with exit code 2 unless some iptables flavour can be run here. */
+async function requireIptables(runner: CommandRunner): Promise<void> {
+  const stderr: string[] = [];
+  for (const flavour of ["legacy", "nft"] as const) {
+    const out = await runner({ cmd: iptablesBinaries("IPv4", flavour).save, args: ["-t", "nat"] });
+    if (out.code === 0) return;
+    stderr.unshift(out.stderr.trim());
+  }
+  throw new ModeUnavailableError(`Cannot run iptables: ${stderr.find((s) => s) ?? ""}`, 2);
+}
+
+/**
+ * Localhost NodePorts need `route_localnet=1` so 127.0.0.1 traffic can be DNATed off the
+ * loopback device (upstream sets it when localhostNodePorts is on); a refusal only warns.
+ */
+export async function enableRouteLocalnet(runner: CommandRunner, logger: Logger): Promise<void> {
+  await ensureSysctl(runner, "net.ipv4.conf.all.route_localnet", 1, logger);
+}
+
+/** iptables mode: one proxier per family, all with the flavour the node uses. */
+export const iptablesMode: ProxyMode = {
+  name: "iptables",
+  startMessage: "Using iptables proxy",
+  async prepare({ config, runner, logger }) {
+    await requireIptables(runner);
+    const flavour = await detectIptablesFlavour(runner);
+    const families = await usableFamilies(runner, flavour);
+    const options = new Map(families.map((f) => [f, iptablesRenderOptions(config, f)]));
+    if (families.includes("IPv4") && config.iptables.localhostNodePorts) {
+      await enableRouteLocalnet(runner, logger);
+    }
+    return {
+      families,
+      details: { flavour },
+      createBackends: (metricsFor) =>
+        families.map((family) => {
+          const metrics = metricsFor(family);
+          const backend = createIptablesProxier({
+            ...options.get(family),
+            family,
+            flavour,
+            runner,
+            logger,
+            metrics,
+            listLocalAddresses: ipCommandAddressLister(runner),
+          });
+          return { family, backend, metrics };
+        }),
+    };
+  },
+  render(config, states) {
+    const out: string[] = [];
+    for (const state of states) {
+      const cmd = state.family === "IPv4" ? "iptables-restore" : "ip6tables-restore";
+      out.push(`# ${state.family}: input for ${cmd} --noflush`);
+      out.push(renderFullRestore(state, iptablesRenderOptions(config, state.family)).trimEnd());
+    }
+    return out.join("\n") + "\n";
+  },
+  cleanup: cleanupIptables,
+};

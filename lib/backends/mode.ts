@@ -1,0 +1,77 @@
+/**
+ * What a proxy mode (iptables, ipvs, nftables) offers the app, `render` and `--cleanup`: the
+ * only door through which anything outside lib/backends/<mode>/ reaches a mode.
+ */
+import type { ProxyConfig } from "../config/mod.ts";
+import type { CommandRunner } from "../exec/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { IPFamily, ProxyState } from "../proxy/mod.ts";
+import type { BackendMetrics, FamilyBackend } from "./backend.ts";
+
+/** The modes, by the names `--proxy-mode` takes. */
+export type ProxyModeName = ProxyConfig["mode"];
+
+/**
+ * A mode cannot run: exit code 1 when the mode or its settings are unusable in this build,
+ * 2 when the node lacks what the mode needs (binaries, kernel features).
+ */
+export class ModeUnavailableError extends Error {
+  /** `exitCode` is the process exit code the app ends with. */
+  constructor(message: string, readonly exitCode: 1 | 2) {
+    super(message);
+    this.name = "ModeUnavailableError";
+  }
+}
+
+/** What a mode's start and cleanup get from the app. */
+export interface ModeContext {
+  readonly config: ProxyConfig;
+  readonly runner: CommandRunner;
+  readonly logger: Logger;
+}
+
+/** A mode whose start checks passed on this node. */
+export interface PreparedMode {
+  /** The IP families this node can proxy in this mode. */
+  readonly families: readonly IPFamily[];
+  /** Details for the mode's start log line (e.g. the iptables flavour). */
+  readonly details: Readonly<Record<string, unknown>>;
+  /** One backend per family; `metricsFor` gives each family's backend its mode metrics. */
+  createBackends(metricsFor: (family: IPFamily) => BackendMetrics): FamilyBackend[];
+}
+
+/** One proxy mode. */
+export interface ProxyMode {
+  readonly name: ProxyModeName;
+  /** The line logged at start, as upstream logs it ("Using iptables proxy"). */
+  readonly startMessage: string;
+  /**
+   * Checks the node can run the mode and sets up what it needs once (sysctls). Throws
+   * ModeUnavailableError naming what is missing.
+   */
+  prepare(context: ModeContext): Promise<PreparedMode>;
+  /**
+   * What the mode would apply on an empty node for these snapshots (one per family that has
+   * services), as text for `render`. Pure; throws ModeUnavailableError for bad settings.
+   */
+  render(config: ProxyConfig, states: readonly ProxyState[]): string;
+  /** Removes the mode's state from the node; absent state is success, failures throw. */
+  cleanup(runner: CommandRunner, logger: Logger): Promise<void>;
+}
+
+/** A mode whose issue has not landed yet: every use fails with exit code 1, naming it. */
+export function unbuiltMode(name: ProxyModeName, cleanup: ProxyMode["cleanup"]): ProxyMode {
+  const fail = (): never => {
+    throw new ModeUnavailableError(
+      `Invalid --proxy-mode "${name}": this mode is not built yet; use "iptables"`,
+      1,
+    );
+  };
+  return {
+    name,
+    startMessage: `Using ${name} proxy`,
+    prepare: () => Promise.resolve().then(fail),
+    render: fail,
+    cleanup,
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * The one map of proxy modes, and which modes' leftovers each mode removes at start. Modes are
+ * picked here by name, never registered by import side effects.
+ */
+import type { CommandRunner } from "../exec/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { iptablesMode } from "./iptables/mod.ts";
+import { cleanupIpvs } from "./ipvs/mod.ts";
+import { type ProxyMode, type ProxyModeName, unbuiltMode } from "./mode.ts";
+import { cleanupNftables } from "./nftables/mod.ts";
+
+/** Every mode `--proxy-mode` can name. */
+export const PROXY_MODES: Readonly<Record<ProxyModeName, ProxyMode>> = {
+  iptables: iptablesMode,
+  ipvs: unbuiltMode("ipvs", cleanupIpvs),
+  nftables: unbuiltMode("nftables", cleanupNftables),
+};
+
+/**
+ * The order `--cleanup` removes every mode's state in: iptables first, because an ipset (IPVS
+ * mode) cannot be destroyed while an iptables rule still references it.
+ */
+export const CLEANUP_ORDER: readonly ProxyModeName[] = ["iptables", "nftables", "ipvs"];
+
+/**
+ * The modes whose leftovers starting in `mode` removes, as upstream 1.29+ does: nftables mode
+ * removes iptables and IPVS state; iptables and ipvs modes delete the nftables tables (and do
+ * not clean each other: IPVS mode programs iptables too).
+ */
+export function leftoverModes(mode: ProxyModeName): ProxyModeName[] {
+  return mode === "nftables" ? ["iptables", "ipvs"] : ["nftables"];
+}
+
+/**
+ * Removes the state of each of `modes`, in CLEANUP_ORDER. Absent state is success. Every mode is
+ * tried; returns the modes that left something behind (each failure logged).
+ */
+export async function cleanupModes(
+  modes: readonly ProxyModeName[],
+  runner: CommandRunner,
+  logger: Logger,
+): Promise<ProxyModeName[]> {
+  const failed: ProxyModeName[] = [];
+  for (const name of CLEANUP_ORDER.filter((m) => modes.includes(m))) {
+    try {
+      await PROXY_MODES[name].cleanup(runner, logger);
+      logger.debug(2, "Cleaned up leftover state", { mode: name });
+    } catch (err) {
+      logger.error("Error cleaning up leftover state", { mode: name, err });
+      failed.push(name);
+    }
+  }
+  return failed;
+}
