@@ -59,6 +59,12 @@ Deno.test("e2e: /metrics moves with syncs; /healthz is 503 while every restore f
       assert.ok(sample(first, `kubeproxy_sync_proxy_rules_last_timestamp_seconds${V4}`)! > 0);
       assert.ok(sample(first, "process_resident_memory_bytes")! > 0, "process metrics");
       assert.ok(sample(first, "process_start_time_seconds")! > 1.7e9);
+      // Failure counters are there at 0 before anything fails, so rate() and alerts see the first.
+      for (const name of ["iptables_restore_failures", "iptables_partial_restore_failures"]) {
+        assert.equal(sample(first, `kubeproxy_sync_proxy_rules_${name}_total${V4}`), 0, name);
+      }
+      assert.equal(sample(first, `kubeproxy_network_programming_duration_seconds_count${V4}`), 0);
+      assert.equal(sample(first, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total"), null);
       assert.equal((await httpGet(topo, HEALTHZ)).status, 200);
 
       // A second service: every counter moves.
