@@ -65,6 +65,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     },
   });
   metrics.primeFamilies(backends.map((b) => b.family));
+  const fullSyncPeriodMs = options.fullSyncPeriodMs ?? 60 * 60 * 1000;
   const flushed = new Set<IPFamily>();
   const syncProxyRules = createSyncProxyRules({
     tracker,
@@ -74,16 +75,19 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     logger,
     clock,
     ...(options.conntrackRunner ? { conntrackRunner: options.conntrackRunner } : {}),
-    fullSyncPeriodMs: options.fullSyncPeriodMs ?? 60 * 60 * 1000,
+    fullSyncPeriodMs,
     flushed,
     ...(options.onApplied ? { onApplied: options.onApplied } : {}),
   });
 
+  // Upstream 1.28+: syncs run on changes and at most hourly (a full sync then); syncPeriod
+  // paces only the canary check below and the retry of a failed sync.
   const runner = new BoundedFrequencyRunner({
     name: "sync-runner",
     fn: syncProxyRules,
     minIntervalMs: options.minSyncPeriodMs,
-    maxIntervalMs: options.syncPeriodMs,
+    maxIntervalMs: Math.max(fullSyncPeriodMs, options.minSyncPeriodMs),
+    maxRetryIntervalMs: options.syncPeriodMs,
     clock,
     logger,
   });

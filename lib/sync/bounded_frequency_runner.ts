@@ -18,9 +18,14 @@ export interface BoundedFrequencyRunnerOptions {
   readonly maxIntervalMs: number;
   /**
    * First retry delay after a failed run; doubles per consecutive failure, capped at
-   * maxIntervalMs. Defaults to minIntervalMs, or 1s when that is 0.
+   * maxRetryIntervalMs. Defaults to minIntervalMs, or 1s when that is 0.
    */
   readonly retryIntervalMs?: number;
+  /**
+   * Longest retry delay (default maxIntervalMs). kube-proxy retries a failed sync within its
+   * syncPeriod even though periodic runs are only hourly.
+   */
+  readonly maxRetryIntervalMs?: number;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -47,6 +52,7 @@ export class BoundedFrequencyRunner {
   readonly #minIntervalMs: number;
   readonly #maxIntervalMs: number;
   readonly #retryIntervalMs: number;
+  readonly #maxRetryIntervalMs: number;
   readonly #clock: Clock;
   readonly #logger: Logger;
 
@@ -81,6 +87,10 @@ export class BoundedFrequencyRunner {
     this.#minIntervalMs = minIntervalMs;
     this.#maxIntervalMs = maxIntervalMs;
     this.#retryIntervalMs = retryIntervalMs;
+    this.#maxRetryIntervalMs = Math.max(
+      options.maxRetryIntervalMs ?? maxIntervalMs,
+      retryIntervalMs,
+    );
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? createLogger();
   }
@@ -204,7 +214,7 @@ export class BoundedFrequencyRunner {
       this.#failures++;
       const delay = Math.min(
         this.#retryIntervalMs * 2 ** (this.#failures - 1),
-        this.#maxIntervalMs,
+        this.#maxRetryIntervalMs,
       );
       const at = this.#clock.now() + delay;
       if (this.#retryAt === undefined || at < this.#retryAt) this.#retryAt = at;

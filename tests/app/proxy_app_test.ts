@@ -79,16 +79,36 @@ Deno.test("createProxyApp() repairs rules flushed behind its back within syncPer
   const t = setup();
   try {
     await t.start(webSlice(["10.0.1.2"]));
-    // What `iptables -t nat -F` plus a firewall reload does: every nat chain gone.
-    const nat = t.ipt.table("legacy", "IPv4", "nat");
-    for (const [name, chain] of nat) {
-      if (chain.policy === "-") nat.delete(name);
-      else chain.rules = [];
+    // What a firewall reload does: every chain of every table flushed and deleted.
+    for (const table of ["mangle", "nat", "filter"]) {
+      for (const op of ["-F", "-X"]) {
+        await t.ipt.run({ cmd: "iptables-legacy", args: ["-t", table, op] });
+      }
     }
     assert.doesNotMatch(t.nat(), /KUBE-/);
     await t.clock.advance(31_000);
     assert.match(t.nat(), /DNAT --to-destination 10\.0\.1\.2:8080/);
     assert.match(t.nat(), /KUBE-PROXY-CANARY/);
+  } finally {
+    await t.stop();
+  }
+});
+
+Deno.test("createProxyApp() idles as upstream: no sync without changes but the hourly full one, a canary read per syncPeriod", async () => {
+  const t = setup();
+  try {
+    await t.start(webSlice(["10.0.1.2"]));
+    const restores = () => t.ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
+    const reads = () => t.ipt.calls.filter((c) => !c.cmd.endsWith("-restore")).map((c) => c.args);
+    const [restoresBefore, readsBefore] = [restores(), reads().length];
+    await t.clock.advance(10 * 60_000);
+    assert.equal(restores(), restoresBefore, "no restore in 10 idle minutes");
+    const idleReads = reads().slice(readsBefore);
+    assert.equal(idleReads.length, 20, "one canary read per 30 s syncPeriod");
+    assert.ok(idleReads.every((a) => a.includes("mangle") && a.includes("KUBE-PROXY-CANARY")));
+    await t.clock.advance(51 * 60_000);
+    assert.equal(restores(), restoresBefore + 1, "the hourly sync");
+    assert.match(t.lines.join("\n"), /kind="full"[^\n]*$/m);
   } finally {
     await t.stop();
   }

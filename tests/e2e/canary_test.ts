@@ -1,6 +1,7 @@
 /**
- * A firewall reload that flushes the nat table (`iptables -t nat -F; -X`) is noticed through the
- * missing KUBE-PROXY-CANARY chain and repaired by a full sync within syncPeriod. Needs root.
+ * A firewall reload that flushes every table (`iptables -t TABLE -F; -X`) is noticed through the
+ * missing KUBE-PROXY-CANARY chain of the mangle table (the only one read each syncPeriod, as
+ * upstream's monitor does) and repaired by a full sync within syncPeriod. Needs root.
  */
 import assert from "node:assert/strict";
 import { endpointSlice, list, node1, service, type TestPort } from "./support/cluster_objects.ts";
@@ -9,7 +10,7 @@ import { withProxy } from "./support/with_proxy.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 
-Deno.test("e2e: flushed nat rules are restored within syncPeriod and traffic flows again", async () => {
+Deno.test("e2e: rules flushed by a firewall reload are restored within syncPeriod and traffic flows again", async () => {
   const state = list([
     node1(),
     service("demo", "web", "172.30.0.10", WEB),
@@ -26,9 +27,11 @@ Deno.test("e2e: flushed nat rules are restored within syncPeriod and traffic flo
       topo.probe({ from: "client", proto: "tcp", to: "172.30.0.10:80", count: 2, timeoutMs: 300 });
     assert.ok((await probe()).every((a) => a.ok && a.name === "pod-a"));
 
-    for (const args of [["-t", "nat", "-F"], ["-t", "nat", "-X"]]) {
-      const out = await topo.exec("node", "iptables-legacy", args);
-      assert.equal(out.code, 0, out.stderr);
+    for (const table of ["mangle", "nat", "filter"]) {
+      for (const op of ["-F", "-X"]) {
+        const out = await topo.exec("node", "iptables-legacy", ["-t", table, op]);
+        assert.equal(out.code, 0, out.stderr);
+      }
     }
     assert.ok((await probe()).every((a) => !a.ok), "traffic must stop once the rules are flushed");
 

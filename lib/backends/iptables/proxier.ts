@@ -44,7 +44,8 @@ export interface IptablesProxierOptions extends IptablesRenderOptions {
   readonly listLocalAddresses?: LocalAddressLister;
 }
 
-const CANARY_TABLES = ["mangle", "nat", "filter"] as const;
+/** The table whose canary chain the periodic check reads (upstream's Monitor reads it first). */
+const CANARY_TABLE = "mangle";
 
 /** Creates the iptables backend of one family; does no I/O until sync() is called. */
 export function createIptablesProxier(options: IptablesProxierOptions): ProxyBackend {
@@ -168,21 +169,24 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     return { full, counts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
   };
 
+  /**
+   * Upstream's canary monitor: only the small mangle table's canary is read each syncPeriod
+   * (with legacy iptables, reading nat or filter costs O(rules)); a firewall reload flushes it
+   * along with the others, and the full sync that follows rewrites every table.
+   */
   const rulesFlushed = async (): Promise<boolean> => {
     if (!synced) return false;
-    for (const table of CANARY_TABLES) {
-      const args = [...IPTABLES_WAIT_ARGS.slice(0, 2), "-t", table, "-S", KUBE_PROXY_CANARY];
-      const out = await runner({ cmd: bins.iptables, args });
-      if (out.code === 1) {
-        logger.info("iptables canary chain is gone, rules were flushed", {
-          family: options.family,
-          table,
-        });
-        needFullSync = true;
-        return true;
-      }
-      if (out.code !== 0) throw new CommandError(bins.iptables, args, out.code, out.stderr);
+    const args = [...IPTABLES_WAIT_ARGS.slice(0, 2), "-t", CANARY_TABLE, "-S", KUBE_PROXY_CANARY];
+    const out = await runner({ cmd: bins.iptables, args });
+    if (out.code === 1) {
+      logger.info("iptables canary chain is gone, rules were flushed", {
+        family: options.family,
+        table: CANARY_TABLE,
+      });
+      needFullSync = true;
+      return true;
     }
+    if (out.code !== 0) throw new CommandError(bins.iptables, args, out.code, out.stderr);
     return false;
   };
 

@@ -119,13 +119,22 @@ Deno.test("IptablesProxier.sync() keeps the old rules, counts and throws when re
   assert.match(rulesOf(SVC1)!.at(-1)!, /10\.180\.0\.9:80/);
 });
 
-Deno.test("IptablesProxier.rulesFlushed() notices a flushed nat table and the next sync is full", async () => {
+Deno.test("IptablesProxier.rulesFlushed() notices a firewall reload and the next sync is full", async () => {
   const { fake, proxier, chains } = setup();
   assert.equal(await proxier.rulesFlushed(), false);
   await proxier.sync(twoEndpoints());
   assert.equal(await proxier.rulesFlushed(), false);
-  for (const args of [["-t", "nat", "-F"], ["-t", "nat", "-X"]]) {
-    assert.equal((await fake.run({ cmd: "iptables-legacy", args })).code, 0);
+  const before = fake.calls.length;
+  assert.equal(await proxier.rulesFlushed(), false);
+  assert.deepEqual(
+    fake.calls.slice(before).map((c) => c.args.join(" ")),
+    ["-w 5 -t mangle -S KUBE-PROXY-CANARY"],
+    "an intact node costs one read of the small mangle table, never nat or filter",
+  );
+  for (const table of ["mangle", "nat", "filter"]) {
+    for (const op of ["-F", "-X"]) {
+      assert.equal((await fake.run({ cmd: "iptables-legacy", args: ["-t", table, op] })).code, 0);
+    }
   }
   assert.equal(await proxier.rulesFlushed(), true);
   const report = await proxier.sync(
