@@ -70,7 +70,6 @@ function invalid(what: string, line: string): SyntaxError {
 /** Parses `ipvsadm -Sn` output. Throws SyntaxError naming a line it cannot read. */
 export function parseIpvsadmSave(text: string): IpvsListing {
   const b = new TableBuilder();
-  let current: string | null = null;
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     if (line === "") continue;
@@ -79,7 +78,6 @@ export function parseIpvsadmSave(text: string): IpvsListing {
     const kind = words[1] ?? "";
     if (kind === "-f" || kind === "--fwmark-service") {
       if (op === "-A") b.fwmark++;
-      current = null;
       continue;
     }
     const protocol = SAVE_PROTOCOL[kind];
@@ -92,7 +90,7 @@ export function parseIpvsadmSave(text: string): IpvsListing {
       return i === -1 ? undefined : words[i + 1];
     };
     if (op === "-A") {
-      current = b.addService({
+      b.addService({
         ...hp,
         protocol,
         scheduler: opt("-s") ?? "",

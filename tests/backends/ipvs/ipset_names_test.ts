@@ -20,7 +20,14 @@ Deno.test("KUBE_IPSET_NAMES holds every set of both families, all KUBE- and at m
     assert.ok(name.startsWith("KUBE-"), name);
     assert.ok(name.length <= IPSET_NAME_MAX, name);
   }
-  for (const name of ["KUBE-LOOP-BACK", "KUBE-6-HEALTH-CHECK-NODE-PORT", "KUBE-NODE-PORT-TCP", "KUBE-6-IPVS-IPS"]) {
+  for (
+    const name of [
+      "KUBE-LOOP-BACK",
+      "KUBE-6-HEALTH-CHECK-NODE-PORT",
+      "KUBE-NODE-PORT-TCP",
+      "KUBE-6-IPVS-IPS",
+    ]
+  ) {
     assert.ok(KUBE_IPSET_NAMES.has(name), name);
   }
 });
