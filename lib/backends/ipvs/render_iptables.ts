@@ -4,7 +4,15 @@
  * are left out while the set is empty, except the KUBE-IPVS-FILTER ones and the health check
  * rule, which upstream writes unconditionally.
  */
-import { joinRule, jumpInsertLine, type JumpRule, quoted, type RulePart } from "../iptables/mod.ts";
+import {
+  hasJump,
+  joinRule,
+  jumpInsertLine,
+  type JumpRule,
+  quoted,
+  type RulePart,
+  type SavedTable,
+} from "../iptables/mod.ts";
 import type { IpvsDesiredState } from "./desired_state.ts";
 import { IPSET, ipsetName, ipsetSpec } from "./ipset_specs.ts";
 
@@ -43,6 +51,11 @@ export const IPVS_JUMP_CHAINS: readonly JumpRule[] = [
   jump("filter", "INPUT", "KUBE-IPVS-FILTER", "kubernetes ipvs access filter"),
   jump("filter", "OUTPUT", "KUBE-IPVS-OUT-FILTER", "kubernetes ipvs access filter"),
 ];
+
+/** The IPVS jumps that `iptables-save` tables lack (all of them for unknown tables). */
+export function missingIpvsJumps(tables: ReadonlyMap<string, SavedTable>): JumpRule[] {
+  return IPVS_JUMP_CHAINS.filter((j) => !hasJump(tables.get(j.table), j));
+}
 
 /** A set-matching rule of upstream's ipsetWithIptablesChain table. */
 interface SetJump {
