@@ -112,7 +112,9 @@ Deno.test("renderIpvsIptablesRules() spells IPv6 loopback and KUBE-6- set names"
   assert.equal(r.natRules[0], "-A KUBE-SERVICES -s ::1/128 -j RETURN");
   assert.ok(r.natRules.some((l) => l.includes("--match-set KUBE-6-CLUSTER-IP dst,dst")));
   assert.ok(r.filterRules.some((l) => l.includes("--match-set KUBE-6-IPVS-IPS dst -j REJECT")));
-  assert.ok(![...r.natRules, ...r.filterRules].some((l) => /--match-set KUBE-(CLUSTER|IPVS)-/.test(l)));
+  assert.ok(
+    ![...r.natRules, ...r.filterRules].some((l) => /--match-set KUBE-(CLUSTER|IPVS)-/.test(l)),
+  );
 });
 
 Deno.test("buildIpvsRestoreInput() with missingIpvsJumps() inserts each jump once over repeated syncs", async () => {
