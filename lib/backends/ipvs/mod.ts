@@ -10,6 +10,8 @@ export * from "./ipset_specs.ts";
 export * from "./ipvs_diff.ts";
 export * from "./ipvs_options.ts";
 export * from "./ipvsadm_parser.ts";
+export * from "./link_addresses.ts";
+export * from "./proxier.ts";
 export * from "./render.ts";
 export * from "./render_iptables.ts";
 export * from "./virtual_server.ts";
