@@ -2,8 +2,9 @@
  * A state-holding fake of ipvsadm, for tests that must not need root or IPVS. It holds
  * virtual servers and their real servers and understands:
  * - `ipvsadm -Sn` / `-S -n` (save format) and `-Ln` / `-L -n` (list format with connections)
- * - `ipvsadm -R` with `-A/-E/-D/-a/-e/-d` lines on stdin, applied in order; like the real
- *   tool it stops at the first failing line (earlier lines stay applied) and exits non-zero
+ * - `ipvsadm -R` with `-A/-E/-D/-a/-e/-d` lines on stdin, applied in order. Like the real
+ *   tool (restore_table), a line the kernel refuses is reported on stderr and the rest still
+ *   run, the exit code being that of the last line; a line that does not parse stops it (2)
  * - the same six commands as arguments, and `-C` / `--clear`
  * Like the kernel it refuses adding an existing service or destination, editing or deleting a
  * missing one, an unknown scheduler, and any value it cannot parse.
@@ -92,8 +93,14 @@ export function createFakeIpvsadm(options: FakeIpvsadmOptions = {}): FakeIpvsadm
   const services = new Map<string, FakeVirtualServer>();
   let failNeedle: string | null = null;
 
-  /** Applies one command; returns an error message or null. */
-  const apply = (words: readonly string[]): string | null => {
+  /** Applies one command; returns an error (syntax: the line did not parse) or null. */
+  const apply = (words: readonly string[]): { syntax: boolean; msg: string } | null => {
+    const err = applyOne(words);
+    if (err === null) return null;
+    return { syntax: err.startsWith("Illegal"), msg: err };
+  };
+
+  const applyOne = (words: readonly string[]): string | null => {
     const [op, kind, target, ...rest] = words;
     const protocol = PROTOCOLS[kind ?? ""];
     const svc = parseEndpoint(target);
@@ -229,18 +236,25 @@ export function createFakeIpvsadm(options: FakeIpvsadmOptions = {}): FakeIpvsadm
       if (failNeedle !== null && text.includes(failNeedle)) {
         return Promise.resolve(fail("Memory allocation problem"));
       }
-      let n = 0;
+      const errors: string[] = [];
+      let last = 0;
       for (const raw of text.split("\n")) {
-        n++;
         const line = raw.trim();
         if (line === "") continue;
         const err = apply(line.split(/\s+/));
-        if (err !== null) return Promise.resolve(fail(`${err} (line ${n}: "${line}")`));
+        last = err === null ? 0 : 1;
+        if (err === null) continue;
+        if (err.syntax) return Promise.resolve(fail([...errors, err.msg].join("\n") + "\n"));
+        errors.push(err.msg);
       }
-      return Promise.resolve(ok());
+      return Promise.resolve({
+        code: last,
+        stdout: "",
+        stderr: errors.map((e) => e + "\n").join(""),
+      });
     }
     const err = apply(args);
-    return Promise.resolve(err === null ? ok() : fail(err));
+    return Promise.resolve(err === null ? ok() : fail(err.msg));
   };
 
   return {

@@ -85,14 +85,19 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     return run;
   };
 
-  /** Runs a command; a failure is counted, logged with its stderr and thrown. */
+  /**
+   * Runs a command; a failure is counted, logged with its stderr and thrown. `ipvsadm -R`
+   * goes on past a line the kernel refuses and exits with the last line's status, so for it
+   * any stderr output is a failure too.
+   */
   const must = async (what: string, cmd: string, args: readonly string[], stdin?: string) => {
     const out = await runner(stdin === undefined ? { cmd, args } : { cmd, args, stdin });
-    if (out.code === 0) return out.stdout;
+    const restore = cmd === "ipvsadm" && args[0] === "-R";
+    if (out.code === 0 && !(restore && out.stderr.trim() !== "")) return out.stdout;
     failures[what] = (failures[what] ?? 0) + 1;
     if (what === "iptables-restore") metrics.restoreFailure();
     logger.error(`Failed to run ${what}`, { family, code: out.code, stderr: out.stderr.trim() });
-    throw new CommandError(cmd, args, out.code, out.stderr);
+    throw new CommandError(cmd, args, out.code === 0 ? 1 : out.code, out.stderr);
   };
 
   const syncOnce = async (state: ProxyState): Promise<SyncReport> => {

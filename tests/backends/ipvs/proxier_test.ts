@@ -154,3 +154,25 @@ Deno.test("createIpvsProxier() never hands an untrusted value to any command", a
   assert.ok(!sent.includes("-A INPUT -j ACCEPT"));
   assert.ok(sent.includes("172.30.0.43"));
 });
+
+Deno.test("createIpvsProxier() treats a line ipvsadm -R refused as a failure even when the last line succeeded", async () => {
+  const n = fakeNode();
+  let raced = false;
+  const run: CommandRunner = async (input) => {
+    if (input.cmd === "ipvsadm" && input.args[0] === "-R" && !raced) {
+      raced = true; // another actor adds the same service between our read and our write
+      await n.ipvs.run({ cmd: "ipvsadm", args: ["-A", "-t", "172.30.0.42:5432", "-s", "wlc"] });
+    }
+    return n.run(input);
+  };
+  const p = createIpvsProxier({ family: "IPv4", runner: run });
+  const err = await p.sync(web()).catch((e) => e);
+  assert.match(String(err), /Service already exists/);
+  assert.equal(p.failures["ipvsadm"], 1);
+  assert.ok(n.ipvs.services.has("TCP 172.30.0.41:80"), "later lines were still applied");
+
+  await p.sync(web());
+  const fresh = fakeNode();
+  await proxier(fresh).p.sync(web());
+  assert.deepEqual((await snapshot(n)).vs, (await snapshot(fresh)).vs);
+});

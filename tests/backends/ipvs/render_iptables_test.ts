@@ -5,6 +5,7 @@ import {
   missingIpvsJumps,
   renderIpvsIptablesRules,
   renderIpvsPayloads,
+  renderIpvsText,
 } from "../../../lib/backends/ipvs/mod.ts";
 import { parseIptablesSave } from "../../../lib/backends/iptables/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
@@ -137,4 +138,20 @@ Deno.test("buildIpvsRestoreInput() with missingIpvsJumps() inserts each jump onc
     "KUBE-NODE-PORT",
   ]);
   assert.equal(ipt.table("legacy", "IPv4", "nat").get("PREROUTING")!.rules.length, 1);
+});
+
+Deno.test("renderIpvsText() prints the four payloads of a family under headings, in apply order", () => {
+  const text = renderIpvsText(state([port(svc(), [ep("10.0.1.1")])]));
+  const headings = text.split("\n").filter((l) => l.startsWith("# "));
+  assert.deepEqual(headings, [
+    "# IPv4: ipset restore",
+    "# IPv4: ipvsadm -R",
+    "# IPv4: ip -batch - (kube-ipvs0 addresses)",
+    "# IPv4: iptables-restore --noflush",
+  ]);
+  assert.ok(
+    text.includes("-A -t 172.30.0.41:80 -s rr\n-a -t 172.30.0.41:80 -r 10.0.1.1:80 -m -w 1\n"),
+  );
+  assert.ok(text.includes("addr add 172.30.0.41/32 dev kube-ipvs0\n"));
+  assert.ok(text.includes("add KUBE-IPVS-IPS 172.30.0.41 -exist\n"));
 });
