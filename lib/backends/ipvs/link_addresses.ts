@@ -34,7 +34,8 @@ export function parseLinkAddresses(json: string, family: IPFamily): LinkAddresse
     for (const info of infos) {
       const local = (info as { local?: unknown })?.local;
       const ip = typeof local === "string" ? canonicalIP(local) : null;
-      if (ip === null || ipFamily(ip) !== family) continue;
+      // IPv6 link-local addresses are never service or node addresses (upstream skips them).
+      if (ip === null || ipFamily(ip) !== family || /^fe[89ab][0-9a-f]:/.test(ip)) continue;
       const list = isDevice ? bound : node;
       if (!list.includes(ip)) list.push(ip);
     }

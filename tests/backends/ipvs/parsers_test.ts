@@ -4,6 +4,7 @@ import {
   parseIpsetSave,
   parseIpvsadmList,
   parseIpvsadmSave,
+  parseLinkAddresses,
 } from "../../../lib/backends/ipvs/mod.ts";
 import { parseIpAddrJson } from "../../../lib/net/mod.ts";
 
@@ -137,4 +138,26 @@ Deno.test("kube-ipvs0 addresses come from `ip -j addr show dev kube-ipvs0` throu
   }]);
   assert.deepEqual(parseIpAddrJson(json, "IPv4"), ["172.30.0.41"]);
   assert.deepEqual(parseIpAddrJson(json, "IPv6"), ["fd00:30::1"]);
+});
+
+Deno.test("parseLinkAddresses() tells kube-ipvs0's addresses from the node's, without link-local ones", () => {
+  const json = JSON.stringify([
+    { ifname: "lo", addr_info: [{ local: "127.0.0.1" }, { local: "::1" }] },
+    {
+      ifname: "eth0",
+      addr_info: [{ local: "192.168.0.2" }, { local: "fe80::1" }, { local: "fd00:20::2" }],
+    },
+    { ifname: "kube-ipvs0", addr_info: [{ local: "172.30.0.41" }, { local: "fe80::2" }] },
+  ]);
+  assert.deepEqual(parseLinkAddresses(json, "IPv4"), {
+    deviceExists: true,
+    bound: ["172.30.0.41"],
+    node: ["127.0.0.1", "192.168.0.2"],
+  });
+  assert.deepEqual(parseLinkAddresses(json, "IPv6"), {
+    deviceExists: true,
+    bound: [],
+    node: ["::1", "fd00:20::2"],
+  });
+  assert.equal(parseLinkAddresses("[]", "IPv4").deviceExists, false);
 });
