@@ -3,7 +3,7 @@
 /** ipset names are at most 31 characters; longer IPv6 names are cut, as upstream does. */
 export const IPSET_NAME_MAX = 31;
 
-/** The IPv4 (and historical) names of every ipset upstream's IPVS proxier creates. */
+/** The IPv4 names of the 17 ipsets upstream's IPVS proxier creates (its `ipsetInfo`). */
 export const KUBE_IPSET_BASE_NAMES: readonly string[] = [
   "KUBE-LOOP-BACK",
   "KUBE-CLUSTER-IP",
@@ -21,6 +21,7 @@ export const KUBE_IPSET_BASE_NAMES: readonly string[] = [
   "KUBE-NODE-PORT-SCTP-HASH",
   "KUBE-NODE-PORT-LOCAL-SCTP-HASH",
   "KUBE-HEALTH-CHECK-NODE-PORT",
+  "KUBE-IPVS-IPS",
 ];
 
 /** The IPv6 spelling of a set name: `KUBE-` becomes `KUBE-6-`, cut to 31 characters. */

@@ -1,3 +1,17 @@
-/** Public face of lib/backends/ipvs: so far only `--cleanup` of IPVS, its device and ipsets. */
+/** Public face of lib/backends/ipvs: desired state, diffs, parsers, rules and `--cleanup`. */
+export * from "./address_diff.ts";
 export * from "./cleanup.ts";
+export * from "./desired_state.ts";
+export * from "./graceful_termination.ts";
+export * from "./ipset_diff.ts";
 export * from "./ipset_names.ts";
+export * from "./ipset_parser.ts";
+export * from "./ipset_specs.ts";
+export * from "./ipvs_diff.ts";
+export * from "./ipvs_options.ts";
+export * from "./ipvsadm_parser.ts";
+export * from "./link_addresses.ts";
+export * from "./proxier.ts";
+export * from "./render.ts";
+export * from "./render_iptables.ts";
+export * from "./virtual_server.ts";

@@ -14,13 +14,20 @@ Deno.test("ipv6IpsetName() turns KUBE- into KUBE-6- and cuts the name to 31 char
 });
 
 Deno.test("KUBE_IPSET_NAMES holds every set of both families, all KUBE- and at most 31 characters", () => {
-  assert.equal(KUBE_IPSET_BASE_NAMES.length, 16);
-  assert.equal(KUBE_IPSET_NAMES.size, 32);
+  assert.equal(KUBE_IPSET_BASE_NAMES.length, 17);
+  assert.equal(KUBE_IPSET_NAMES.size, 34);
   for (const name of KUBE_IPSET_NAMES) {
     assert.ok(name.startsWith("KUBE-"), name);
     assert.ok(name.length <= IPSET_NAME_MAX, name);
   }
-  for (const name of ["KUBE-LOOP-BACK", "KUBE-6-HEALTH-CHECK-NODE-PORT", "KUBE-NODE-PORT-TCP"]) {
+  for (
+    const name of [
+      "KUBE-LOOP-BACK",
+      "KUBE-6-HEALTH-CHECK-NODE-PORT",
+      "KUBE-NODE-PORT-TCP",
+      "KUBE-6-IPVS-IPS",
+    ]
+  ) {
     assert.ok(KUBE_IPSET_NAMES.has(name), name);
   }
 });

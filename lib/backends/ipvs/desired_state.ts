@@ -1,0 +1,192 @@
+/**
+ * What one IPVS sync wants, computed from a ProxyState alone (upstream's syncProxyRules loop
+ * without the kernel calls): virtual servers with their real servers, the members of every
+ * ipset, the addresses bound to kube-ipvs0, and the LB addresses the node may not reach.
+ */
+import { cidrContains, ipFamily, parseCIDR } from "../../net/mod.ts";
+import type { Endpoint, IPFamily, ProxyState, ServicePortState } from "../../proxy/mod.ts";
+import { type SkippedServicePort, untrustedValue, validPort } from "../common/mod.ts";
+import { ipPortEntry, ipPortIpEntry, ipPortNetEntry, IPSET, IPSET_SPECS } from "./ipset_specs.ts";
+import { type IpvsOptions, type ResolvedIpvsConfig, resolveIpvsConfig } from "./ipvs_options.ts";
+import {
+  type RealServer,
+  realServerKey,
+  type VirtualServer,
+  virtualServerKey,
+  type VirtualServerState,
+} from "./virtual_server.ts";
+
+/** An LB address:port whose source ranges exclude the node: KUBE-IPVS-OUT-FILTER drops it. */
+export interface LbNoNodeAccess {
+  readonly ip: string;
+  readonly protocol: string;
+  readonly port: number;
+}
+
+/** The desired IPVS state of one family. */
+export interface IpvsDesiredState {
+  readonly family: IPFamily;
+  readonly config: ResolvedIpvsConfig;
+  /** Virtual servers by virtualServerKey, each with its wanted real servers (weight 1). */
+  readonly virtualServers: ReadonlyMap<string, VirtualServerState>;
+  /** Members of each of the 17 sets, by IPv4 set name (every set present, maybe empty). */
+  readonly ipsets: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Addresses to hold on kube-ipvs0 (= KUBE-IPVS-IPS). */
+  readonly boundAddresses: ReadonlySet<string>;
+  readonly lbNoNodeAccess: readonly LbNoNodeAccess[];
+  /** Service names with a Local policy and no local endpoint, as upstream's gauges count. */
+  readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
+  readonly skipped: readonly SkippedServicePort[];
+}
+
+/** Endpoint values are re-checked where written: allEndpoints is not covered by the guard. */
+function safeEndpoint(ep: Endpoint, family: IPFamily): boolean {
+  return ipFamily(ep.ip) === family && validPort(ep.port);
+}
+
+class Builder {
+  readonly virtualServers = new Map<string, VirtualServerState>();
+  readonly ipsets = new Map<string, Set<string>>(IPSET_SPECS.map((s) => [s.base, new Set()]));
+  readonly bound = new Set<string>();
+  readonly lbNoNodeAccess: LbNoNodeAccess[] = [];
+  readonly noLocalInternal = new Set<string>();
+  readonly noLocalExternal = new Set<string>();
+
+  constructor(readonly config: ResolvedIpvsConfig) {}
+
+  member(set: string, entry: string): void {
+    this.ipsets.get(set)!.add(entry);
+  }
+
+  /** Upstream's syncEndpoint selection: local endpoints, falling back to cluster ones. */
+  endpointsFor(sps: ServicePortState, onlyLocal: boolean): readonly Endpoint[] {
+    if (!onlyLocal) return sps.clusterEndpoints;
+    if (sps.localEndpoints.length > 0) return sps.localEndpoints;
+    const ns = `${sps.info.name.namespace}/${sps.info.name.name}`;
+    if (sps.hasAnyEndpoints && sps.info.internalPolicyLocal) this.noLocalInternal.add(ns);
+    if (sps.hasAnyEndpoints && sps.info.externalPolicyLocal) this.noLocalExternal.add(ns);
+    return sps.clusterEndpoints;
+  }
+
+  virtualServer(sps: ServicePortState, address: string, port: number, onlyLocal: boolean): void {
+    const info = sps.info;
+    const vs: VirtualServer = {
+      address,
+      port,
+      protocol: info.protocol,
+      scheduler: this.config.scheduler,
+      persistentTimeout: info.stickyMaxAgeSeconds,
+      schedFlags: this.config.scheduler === "mh" ? ["mh-port"] : [],
+    };
+    const realServers = new Map<string, RealServer>();
+    for (const ep of this.endpointsFor(sps, onlyLocal)) {
+      if (!safeEndpoint(ep, this.config.family)) continue;
+      const rs = { address: ep.ip, port: ep.port, weight: 1 };
+      realServers.set(realServerKey(rs), rs);
+    }
+    this.virtualServers.set(virtualServerKey(vs), { vs, realServers });
+  }
+
+  bind(address: string): void {
+    this.bound.add(address);
+  }
+}
+
+function addServicePort(b: Builder, sps: ServicePortState): void {
+  const info = sps.info;
+  const proto = info.protocol;
+  const config = b.config;
+  for (const ep of sps.allEndpoints) {
+    if (ep.isLocal && safeEndpoint(ep, config.family)) {
+      b.member(IPSET.loopBack, ipPortIpEntry(ep.ip, proto, ep.port, ep.ip));
+    }
+  }
+
+  b.member(IPSET.clusterIP, ipPortEntry(info.clusterIP, proto, info.port));
+  b.virtualServer(sps, info.clusterIP, info.port, info.internalPolicyLocal);
+  b.bind(info.clusterIP);
+
+  for (const ip of info.externalIPs) {
+    const set = info.externalPolicyLocal ? IPSET.externalIPLocal : IPSET.externalIP;
+    b.member(set, ipPortEntry(ip, proto, info.port));
+    b.virtualServer(sps, ip, info.port, info.externalPolicyLocal);
+    if (!config.nodeAddresses.includes(ip)) b.bind(ip);
+  }
+
+  for (const ip of info.loadBalancerIPs) {
+    const entry = ipPortEntry(ip, proto, info.port);
+    b.member(IPSET.loadBalancer, entry);
+    if (info.externalPolicyLocal) b.member(IPSET.loadBalancerLocal, entry);
+    if (info.loadBalancerSourceRanges.length > 0) {
+      b.member(IPSET.loadBalancerFW, entry);
+      let allowFromNode = false;
+      for (const range of info.loadBalancerSourceRanges) {
+        b.member(IPSET.loadBalancerSourceCIDR, ipPortNetEntry(ip, proto, info.port, range));
+        const c = parseCIDR(range);
+        const node = config.primaryNodeIP;
+        if (c !== null && node !== undefined && cidrContains(c, node)) allowFromNode = true;
+      }
+      if (allowFromNode) {
+        b.member(IPSET.loadBalancerSourceIP, ipPortIpEntry(ip, proto, info.port, ip));
+      } else {
+        b.lbNoNodeAccess.push({ ip, protocol: proto.toLowerCase(), port: info.port });
+      }
+    }
+    b.virtualServer(sps, ip, info.port, info.externalPolicyLocal);
+    if (!config.nodeAddresses.includes(ip)) b.bind(ip);
+  }
+
+  if (info.nodePort !== 0 && config.nodePortIPs.length > 0) {
+    const local = info.externalPolicyLocal;
+    if (proto === "SCTP") {
+      for (const nodeIP of config.nodePortIPs) {
+        const entry = ipPortEntry(nodeIP, proto, info.nodePort);
+        b.member(IPSET.nodePortSCTP, entry);
+        if (local) b.member(IPSET.nodePortLocalSCTP, entry);
+      }
+    } else {
+      const tcp = proto === "TCP";
+      b.member(tcp ? IPSET.nodePortTCP : IPSET.nodePortUDP, String(info.nodePort));
+      if (local) {
+        b.member(tcp ? IPSET.nodePortLocalTCP : IPSET.nodePortLocalUDP, String(info.nodePort));
+      }
+    }
+    for (const nodeIP of config.nodePortIPs) b.virtualServer(sps, nodeIP, info.nodePort, local);
+  }
+
+  if (info.healthCheckNodePort !== 0) {
+    b.member(IPSET.healthCheckNodePort, String(info.healthCheckNodePort));
+  }
+}
+
+/**
+ * Computes the desired state. Service ports with a value that cannot be trusted are skipped
+ * and reported; nothing of theirs reaches a virtual server, a set or a rule.
+ */
+export function computeIpvsDesiredState(
+  state: ProxyState,
+  options: IpvsOptions = {},
+): IpvsDesiredState {
+  const b = new Builder(resolveIpvsConfig(state, options));
+  const skipped: SkippedServicePort[] = [];
+  for (const key of [...state.services.keys()].sort()) {
+    const sps = state.services.get(key)!;
+    const reason = untrustedValue(sps, state.family);
+    if (reason !== null) {
+      skipped.push({ key, reason });
+      continue;
+    }
+    addServicePort(b, sps);
+  }
+  for (const ip of b.bound) b.member(IPSET.ipvsIPs, ip);
+  return {
+    family: state.family,
+    config: b.config,
+    virtualServers: b.virtualServers,
+    ipsets: b.ipsets,
+    boundAddresses: b.bound,
+    lbNoNodeAccess: b.lbNoNodeAccess,
+    noLocalEndpoints: { internal: b.noLocalInternal.size, external: b.noLocalExternal.size },
+    skipped,
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * The IPVS backend of one family: each sync reads the kernel once (`ip -j addr show`,
+ * `ipset save`, `ipvsadm -Ln`, `iptables-save`), computes the desired state and applies only
+ * the difference, batched: `ipset restore`, `ipvsadm -R`, `ip -batch -` (additions),
+ * `iptables-restore --noflush`, `ip -batch -` (removals). Nothing is deleted on failure, and
+ * since every sync diffs against the kernel, the next one is a full resync by construction.
+ * A separate check (every minute by default) deletes drained real servers.
+ */
+import type { BackendMetrics, ProxyBackend, SyncReport } from "../backend.ts";
+import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
+import { type Logger, silentLogger } from "../../log/mod.ts";
+import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
+import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
+import {
+  iptablesBinaries,
+  type IptablesFlavour,
+  parseIptablesSave,
+  RESTORE_ARGS,
+} from "../iptables/mod.ts";
+import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./address_diff.ts";
+import { cleanupIpvs, KUBE_IPVS_DEVICE } from "./cleanup.ts";
+import { computeIpvsDesiredState } from "./desired_state.ts";
+import {
+  GracefulTerminationList,
+  planDrainCheck,
+  RS_CHECK_DELETE_INTERVAL_MS,
+} from "./graceful_termination.ts";
+import { buildIpsetRestore } from "./ipset_diff.ts";
+import { parseIpsetSave } from "./ipset_parser.ts";
+import { commitIpvsDiff, diffIpvs, ipvsadmRestoreInput } from "./ipvs_diff.ts";
+import type { IpvsOptions } from "./ipvs_options.ts";
+import { parseIpvsadmList } from "./ipvsadm_parser.ts";
+import { parseLinkAddresses } from "./link_addresses.ts";
+import { realServerKey, virtualServerKey } from "./virtual_server.ts";
+import {
+  buildIpvsRestoreInput,
+  missingIpvsJumps,
+  renderIpvsIptablesRules,
+} from "./render_iptables.ts";
+
+/** How to build an IPVS proxier; everything but `family` has a real default. */
+export interface IpvsProxierOptions extends IpvsOptions {
+  readonly family: IPFamily;
+  readonly runner?: CommandRunner;
+  readonly logger?: Logger;
+  readonly metrics?: BackendMetrics;
+  readonly clock?: Clock;
+  /** Which iptables binaries to run; default "nft". */
+  readonly flavour?: IptablesFlavour;
+  /** How often drained real servers are checked (default 1 minute, as upstream). */
+  readonly drainCheckIntervalMs?: number;
+}
+
+/** The IPVS backend: a ProxyBackend plus the draining check and its loop. */
+export interface IpvsProxier extends ProxyBackend {
+  /** Deletes draining real servers that have no connections left; runs between syncs. */
+  checkDraining(): Promise<void>;
+  /** Runs checkDraining every interval until `signal` aborts. Returns at once. */
+  start(signal: AbortSignal): void;
+  /** Real servers currently draining (weight 0). */
+  readonly draining: GracefulTerminationList;
+  /** Failed applies per command since creation (ipset, ipvsadm, ip, iptables-restore). */
+  readonly failures: Readonly<Record<string, number>>;
+}
+
+const noMetrics: BackendMetrics = { restoreFailure: () => {}, partialRestoreFailure: () => {} };
+
+/** Creates the IPVS backend of one family; does no I/O until sync() or start() is called. */
+export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
+  const runner = options.runner ?? denoCommandRunner;
+  const logger = options.logger ?? silentLogger;
+  const metrics = options.metrics ?? noMetrics;
+  const clock = options.clock ?? systemClock;
+  const family = options.family;
+  const bins = iptablesBinaries(family, options.flavour ?? "nft");
+  const draining = new GracefulTerminationList();
+  const failures: Record<string, number> = {};
+  const v6 = family === "IPv6" ? ["-6"] : ["-4"];
+
+  // Syncs and draining checks both read and write IPVS: one at a time.
+  let queue: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = queue.then(fn, fn);
+    queue = run.catch(() => {});
+    return run;
+  };
+
+  /**
+   * Runs a command; a failure is counted, logged with its stderr and thrown. `ipvsadm -R`
+   * goes on past a line the kernel refuses and exits with the last line's status, so for it
+   * any stderr output is a failure too.
+   */
+  const must = async (what: string, cmd: string, args: readonly string[], stdin?: string) => {
+    const out = await runner(stdin === undefined ? { cmd, args } : { cmd, args, stdin });
+    const restore = cmd === "ipvsadm" && args[0] === "-R";
+    if (out.code === 0 && !(restore && out.stderr.trim() !== "")) return out.stdout;
+    failures[what] = (failures[what] ?? 0) + 1;
+    if (what === "iptables-restore") metrics.restoreFailure();
+    logger.error(`Failed to run ${what}`, { family, code: out.code, stderr: out.stderr.trim() });
+    throw new CommandError(cmd, args, out.code === 0 ? 1 : out.code, out.stderr);
+  };
+
+  const syncOnce = async (state: ProxyState): Promise<SyncReport> => {
+    if (state.family !== family) {
+      throw new RangeError(
+        `Invalid state family "${state.family}": this proxier handles "${family}"`,
+      );
+    }
+    let links = parseLinkAddresses(await must("ip", "ip", ["-j", ...v6, "addr", "show"]), family);
+    if (!links.deviceExists) {
+      await must("ip", "ip", ["link", "add", KUBE_IPVS_DEVICE, "type", "dummy"]);
+      links = { ...links, deviceExists: true, bound: [] };
+    }
+    const desired = computeIpvsDesiredState(state, {
+      ...options,
+      nodeAddresses: options.nodeAddresses ?? links.node,
+    });
+    for (const s of desired.skipped) {
+      logger.warn("Skipping service port with an untrusted value", {
+        service: s.key,
+        reason: s.reason,
+      });
+    }
+
+    const sets = parseIpsetSave(await must("ipset", "ipset", ["save"]));
+    await must("ipset", "ipset", ["restore"], buildIpsetRestore(desired.ipsets, sets, family));
+
+    const current = parseIpvsadmList(await must("ipvsadm", "ipvsadm", ["-Ln"])).table;
+    const diff = diffIpvs(desired.virtualServers, current, {
+      family,
+      excludeCIDRs: desired.config.excludeCIDRs,
+      draining,
+    });
+    if (diff.lines.length > 0) {
+      await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(diff.lines));
+    }
+    commitIpvsDiff(diff, draining);
+
+    const addresses = diffBoundAddresses(desired.boundAddresses, links.bound, family);
+    if (addresses.add.length > 0) {
+      await must("ip", "ip", ["-force", "-batch", "-"], addressAddBatch(addresses.add));
+    }
+
+    const saved = parseIptablesSave(await must("iptables-save", bins.save, []));
+    const rules = renderIpvsIptablesRules(desired);
+    await must(
+      "iptables-restore",
+      bins.restore,
+      RESTORE_ARGS,
+      buildIpvsRestoreInput(rules, missingIpvsJumps(saved)),
+    );
+
+    if (addresses.del.length > 0) {
+      await must("ip", "ip", ["-force", "-batch", "-"], addressDelBatch(addresses.del));
+    }
+    logger.debug(2, "Synced IPVS rules", {
+      family,
+      virtualServers: desired.virtualServers.size,
+      ipvsChanges: diff.lines.length,
+      draining: draining.size,
+    });
+    return {
+      full: true,
+      ruleCounts: { nat: rules.natRules.length, filter: rules.filterRules.length },
+    };
+  };
+
+  const checkOnce = async (): Promise<void> => {
+    if (draining.size === 0) return;
+    const current = parseIpvsadmList(await must("ipvsadm", "ipvsadm", ["-Ln"])).table;
+    const plan = planDrainCheck(draining, current);
+    for (const e of plan.gone) {
+      logger.debug(2, "Draining real server is already gone", {
+        address: e.rs.address,
+        port: e.rs.port,
+      });
+      draining.delete(virtualServerKey(e.vs), realServerKey(e.rs));
+    }
+    if (plan.lines.length === 0) return;
+    await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(plan.lines));
+    for (const e of plan.finished) draining.delete(virtualServerKey(e.vs), realServerKey(e.rs));
+  };
+
+  let timer: TimerHandle | null = null;
+  const start = (signal: AbortSignal): void => {
+    const interval = options.drainCheckIntervalMs ?? RS_CHECK_DELETE_INTERVAL_MS;
+    const tick = () => {
+      timer = null;
+      if (signal.aborted) return;
+      exclusive(checkOnce).catch(() => {}).finally(() => {
+        if (!signal.aborted) timer = clock.setTimeout(tick, interval);
+      });
+    };
+    if (signal.aborted) return;
+    timer = clock.setTimeout(tick, interval);
+    signal.addEventListener("abort", () => {
+      if (timer !== null) clock.clearTimeout(timer);
+      timer = null;
+    }, { once: true });
+  };
+
+  return {
+    name: "ipvs",
+    sync: (state) => exclusive(() => syncOnce(state)),
+    // IPVS mode has no canary: every sync rewrites its chains and diffs against the kernel.
+    rulesFlushed: () => Promise.resolve(false),
+    cleanup: () => exclusive(() => cleanupIpvs(runner, logger)),
+    checkDraining: () => exclusive(checkOnce),
+    start,
+    draining,
+    failures,
+  };
+}
