@@ -6,7 +6,12 @@
  * since every sync diffs against the kernel, the next one is a full resync by construction.
  * A separate check (every minute by default) deletes drained real servers.
  */
-import type { BackendMetrics, ProxyBackend, SyncReport } from "../backend.ts";
+import {
+  type BackendMetrics,
+  NO_BACKEND_METRICS,
+  type ProxyBackend,
+  type SyncReport,
+} from "../backend.ts";
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
@@ -18,7 +23,7 @@ import {
   RESTORE_ARGS,
 } from "../iptables/mod.ts";
 import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./address_diff.ts";
-import { cleanupIpvs, KUBE_IPVS_DEVICE } from "./cleanup.ts";
+import { KUBE_IPVS_DEVICE } from "./cleanup.ts";
 import { computeIpvsDesiredState } from "./desired_state.ts";
 import {
   GracefulTerminationList,
@@ -63,13 +68,11 @@ export interface IpvsProxier extends ProxyBackend {
   readonly failures: Readonly<Record<string, number>>;
 }
 
-const noMetrics: BackendMetrics = { restoreFailure: () => {}, partialRestoreFailure: () => {} };
-
 /** Creates the IPVS backend of one family; does no I/O until sync() or start() is called. */
 export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
   const runner = options.runner ?? denoCommandRunner;
   const logger = options.logger ?? silentLogger;
-  const metrics = options.metrics ?? noMetrics;
+  const metrics = options.metrics ?? NO_BACKEND_METRICS;
   const clock = options.clock ?? systemClock;
   const family = options.family;
   const bins = iptablesBinaries(family, options.flavour ?? "nft");
@@ -95,7 +98,7 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     const restore = cmd === "ipvsadm" && args[0] === "-R";
     if (out.code === 0 && !(restore && out.stderr.trim() !== "")) return out.stdout;
     failures[what] = (failures[what] ?? 0) + 1;
-    if (what === "iptables-restore") metrics.restoreFailure();
+    if (what === "iptables-restore") metrics.applyFailed(true);
     logger.error(`Failed to run ${what}`, { family, code: out.code, stderr: out.stderr.trim() });
     throw new CommandError(cmd, args, out.code === 0 ? 1 : out.code, out.stderr);
   };
@@ -161,7 +164,7 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     });
     return {
       full: true,
-      ruleCounts: { nat: rules.natRules.length, filter: rules.filterRules.length },
+      counts: { nat: rules.natRules.length, filter: rules.filterRules.length },
     };
   };
 
@@ -200,11 +203,9 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
   };
 
   return {
-    name: "ipvs",
     sync: (state) => exclusive(() => syncOnce(state)),
     // IPVS mode has no canary: every sync rewrites its chains and diffs against the kernel.
     rulesFlushed: () => Promise.resolve(false),
-    cleanup: () => exclusive(() => cleanupIpvs(runner, logger)),
     checkDraining: () => exclusive(checkOnce),
     start,
     draining,

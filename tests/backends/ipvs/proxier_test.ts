@@ -31,7 +31,7 @@ function proxier(n: Node, o: Partial<IpvsProxierOptions> = {}) {
   const p = createIpvsProxier({
     family: "IPv4",
     runner: n.run,
-    metrics: { restoreFailure: () => restoreFailures++, partialRestoreFailure: () => {} },
+    metrics: { applyFailed: () => restoreFailures++, cleanupFailed: () => {}, synced: () => {} },
     ...o,
   });
   return { p, restoreFailures: () => restoreFailures };
