@@ -1,12 +1,13 @@
 /**
  * Which API server to talk to and how to authenticate, exactly as kube-proxy decides it:
  * `--kubeconfig` (clientConnection.kubeconfig) with `--master` overriding its server, `--master`
- * alone, or the in-cluster service account when neither is given. Loading, auth (token, token
- * file, client certificate, exec plugins) and TLS are @kubernetes/client-node's KubeConfig.
+ * alone, or the in-cluster service account when neither is given. Auth (token, token file,
+ * client certificate, exec plugins) and TLS are kube_config.ts's lean KubeConfig.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
+import { dirname } from "node:path";
 import { errorMessage } from "../log/mod.ts";
+import { type Cluster, KubeConfig, type User } from "./kube_config.ts";
 import { tokenFileUsers } from "./token_file.ts";
 
 /** Where client-node (and the kubelet) put the service-account token and CA in a pod. */
@@ -19,7 +20,7 @@ export interface KubeConfigChoice {
   /** `--master`; "" when unset. */
   readonly master: string;
   /**
-   * Prefix put before SERVICE_ACCOUNT_DIR for the in-cluster files (client-node's own
+   * Prefix put before SERVICE_ACCOUNT_DIR for the in-cluster files (as client-node's
    * `loadFromCluster(pathPrefix)`); "" in production, a temp dir in tests.
    */
   readonly serviceAccountPrefix?: string;
@@ -60,16 +61,18 @@ function withServer(cluster: Cluster, server: string): Cluster {
 }
 
 function loadFile(path: string, master: string): KubeConfig {
-  const kc = new KubeConfig();
+  let text: string;
+  let kc: KubeConfig;
   try {
-    kc.loadFromFile(path);
+    text = readFileSync(path, "utf-8");
+    kc = KubeConfig.parse(text, dirname(path));
   } catch (err) {
     throw new Error(`Cannot load --kubeconfig "${path}": ${errorMessage(err)}`);
   }
   const context = kc.getContextObject(kc.getCurrentContext());
   if (!context) {
     throw new Error(
-      `Invalid --kubeconfig "${path}": current-context "${kc.getCurrentContext() ?? ""}" ` +
+      `Invalid --kubeconfig "${path}": current-context "${kc.getCurrentContext()}" ` +
         "is not defined: expected a context naming a cluster and a user",
     );
   }
@@ -80,7 +83,7 @@ function loadFile(path: string, master: string): KubeConfig {
         `"${context.cluster}", which is not defined`,
     );
   }
-  const tokenFiles = tokenFileUsers(readFileSync(path, "utf-8"), path);
+  const tokenFiles = tokenFileUsers(text, path);
   const users = kc.getUsers().map((u): User => {
     const tokenFile = tokenFiles.get(u.name);
     if (tokenFile === undefined) return u;
@@ -88,24 +91,20 @@ function loadFile(path: string, master: string): KubeConfig {
     return { ...rest, authProvider: { name: "tokenFile", config: { tokenFile } } };
   });
   const server = master === "" ? "" : parseMasterUrl(master);
-  kc.loadFromOptions({
+  return kc.with({
     clusters: kc.getClusters().map((c) =>
       server !== "" && c.name === cluster.name ? withServer(c, server) : c
     ),
-    contexts: kc.getContexts(),
     users,
-    currentContext: kc.getCurrentContext(),
   });
-  return kc;
 }
 
 function loadMasterOnly(master: string): KubeConfig {
   const server = parseMasterUrl(master);
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser(withServer({ name: "master", server, skipTLSVerify: false }, server), {
-    name: "anonymous",
-  });
-  return kc;
+  return KubeConfig.fromClusterAndUser(
+    withServer({ name: "master", server, skipTLSVerify: false }, server),
+    { name: "anonymous" },
+  );
 }
 
 function loadInCluster(choice: KubeConfigChoice): KubeConfig {
@@ -125,22 +124,19 @@ function loadInCluster(choice: KubeConfigChoice): KubeConfig {
       `Cannot use the in-cluster configuration: service-account token "${token}" does not exist`,
     );
   }
-  const kc = new KubeConfig();
-  // client-node reads the host and port from process.env; pass ours through so the seam holds.
-  kc.loadFromCluster(prefix);
-  const cluster = kc.getCurrentCluster();
+  // As client-node's loadFromCluster: the CA and a rotated token file from the pod; plain http
+  // only on the usual insecure ports.
   const bracketed = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-  const scheme = cluster?.server.startsWith("http:") ? "http" : "https";
-  const server = `${scheme}://${bracketed}:${port}`;
-  if (cluster && cluster.server !== server) {
-    kc.loadFromOptions({
-      clusters: [{ ...cluster, server }],
-      contexts: kc.getContexts(),
-      users: kc.getUsers(),
-      currentContext: kc.getCurrentContext(),
-    });
-  }
-  return kc;
+  const scheme = ["80", "8080", "8001"].includes(port) ? "http" : "https";
+  return KubeConfig.fromClusterAndUser(
+    {
+      name: "inCluster",
+      server: `${scheme}://${bracketed}:${port}`,
+      caFile: `${prefix}${SERVICE_ACCOUNT_DIR}/ca.crt`,
+      skipTLSVerify: false,
+    },
+    { name: "inClusterUser", authProvider: { name: "tokenFile", config: { tokenFile: token } } },
+  );
 }
 
 /**

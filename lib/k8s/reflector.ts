@@ -1,6 +1,7 @@
 /**
- * The list+watch loop for one kind (client-go's Reflector, thinly): list in pages, then watch
- * from the list's resourceVersion with bookmarks and a randomised server-side timeout; resume
+ * The list+watch loop for one kind (client-go's Reflector, thinly): list (first with
+ * resourceVersion=0, which kube-apiserver answers whole from its watch cache; following continue
+ * tokens when the server pages anyway), then watch from the list's resourceVersion with bookmarks and a randomised server-side timeout; resume
  * every new watch from the last resourceVersion seen; relist on 410 and diff against the cache;
  * back off with jitter on errors (Retry-After first); notice a silent connection with an idle
  * timeout; count and skip past a malformed line by rewatching. Never throws; stops on abort.
@@ -24,7 +25,13 @@ import {
 } from "./api_errors.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { diffRelist, objectKey, sameObject } from "./relist_diff.ts";
-import { listQuery, type ResourceSpec, watchQuery, watchTimeoutSeconds } from "./resources.ts";
+import {
+  type ListPageOptions,
+  listQuery,
+  type ResourceSpec,
+  watchQuery,
+  watchTimeoutSeconds,
+} from "./resources.ts";
 import type { ApiResponse, ApiTransport } from "./transport.ts";
 import { decodeWatchLine, type KubeObject, LineSplitter } from "./watch_lines.ts";
 
@@ -59,7 +66,10 @@ export interface ReflectorOptions {
   /** [0, 1) source for the watch timeout; the backoff has its own in `backoff.random`. */
   readonly random?: () => number;
   readonly backoff?: BackoffOptions;
-  /** Objects per list page (limit/continue). Default 500. */
+  /**
+   * Objects per list page (limit/continue), as client-go's pager asks. A server answering a
+   * resourceVersion=0 list from its watch cache ignores it. Default 500.
+   */
   readonly pageSize?: number;
   /** A watch that receives no byte (bookmarks included) for this long is dropped. Default 150 s. */
   readonly idleTimeoutMs?: number;
@@ -108,6 +118,26 @@ export function createReflector(options: ReflectorOptions): Reflector {
   let cache = new Map<string, KubeObject>();
   let lastRV = "";
   let synced = false;
+  /** The last list failed with 410 or a too-large RV: the next list is a consistent read. */
+  let lastRVUnavailable = false;
+  /** The server paged a resourceVersion=0 list, so it honours limit on every list. */
+  let paginatedResult = false;
+
+  /** client-go's relistResourceVersion: "0" first, then the last seen RV, "" after a 410. */
+  function relistResourceVersion(): string {
+    if (lastRVUnavailable) return "";
+    return lastRV === "" ? "0" : lastRV;
+  }
+
+  /**
+   * client-go's page size choice: a server that paged before is asked in pages again; a list
+   * from a given RV is asked whole, so a watch-cache server can answer it without etcd.
+   */
+  function listLimit(resourceVersion: string): number {
+    if (paginatedResult) return pageSize;
+    if (resourceVersion !== "" && resourceVersion !== "0") return 0;
+    return pageSize;
+  }
 
   function emit(type: EventType, object: KubeObject): void {
     stats.changes++;
@@ -126,7 +156,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
   }
 
   /** One list page, abandoned (ApiConnectionError) when it takes longer than listTimeoutMs. */
-  async function listPage(signal: AbortSignal, continueToken: string) {
+  async function listPage(signal: AbortSignal, page: ListPageOptions) {
     const controller = new AbortController();
     const stop = () => controller.abort();
     signal.addEventListener("abort", stop, { once: true });
@@ -140,7 +170,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
       response = await transport.request({
         method: "GET",
         path: resource.path,
-        query: listQuery(resource, pageSize, continueToken),
+        query: listQuery(resource, page),
         signal: controller.signal,
       });
       if (response.status !== 200) throw await failure(response, `Cannot list ${label}`);
@@ -162,10 +192,21 @@ export function createReflector(options: ReflectorOptions): Reflector {
 
   async function list(signal: AbortSignal): Promise<void> {
     const items: KubeObject[] = [];
+    const askedRV = relistResourceVersion();
+    const limit = listLimit(askedRV);
     let continueToken = "";
     let resourceVersion = "";
+    let pages = 0;
     do {
-      const body = await listPage(signal, continueToken);
+      let body;
+      try {
+        body = await listPage(signal, { limit, continueToken, resourceVersion: askedRV });
+      } catch (err) {
+        // client-go: a list that hit 410 or a too-large RV is retried as a consistent read.
+        if (needsRelist(err)) lastRVUnavailable = true;
+        throw err;
+      }
+      pages++;
       if (!Array.isArray(body?.items)) {
         throw new Error(`Cannot list ${label}: the answer has no "items" array`);
       }
@@ -179,6 +220,8 @@ export function createReflector(options: ReflectorOptions): Reflector {
       resourceVersion = typeof meta.resourceVersion === "string" ? meta.resourceVersion : "";
     } while (continueToken !== "" && !signal.aborted);
     if (signal.aborted) return;
+    if (askedRV === "0" && pages > 1) paginatedResult = true;
+    lastRVUnavailable = false;
     const { changes, next } = diffRelist(cache, items);
     cache = next;
     lastRV = resourceVersion;
@@ -189,6 +232,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
       objects: cache.size,
       changes: changes.length,
       resourceVersion,
+      pages,
     });
     if (!synced) {
       synced = true;

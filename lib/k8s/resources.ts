@@ -41,15 +41,26 @@ function selectors(resource: ResourceSpec): Record<string, string> {
   return q;
 }
 
-/** Query of one list page: the selectors, a page size, and the continue token if any. */
-export function listQuery(
-  resource: ResourceSpec,
-  limit: number,
-  continueToken: string,
-): Record<string, string> {
+/** What one list page asks for. */
+export interface ListPageOptions {
+  /** Objects per page; 0 asks for everything in one answer. */
+  readonly limit: number;
+  /** The previous page's continue token; "" for the first page. */
+  readonly continueToken: string;
+  /**
+   * Sent on the first page only (the API server rejects it next to a continue token): "0" lets
+   * the server answer from its watch cache, "" asks for a consistent read, another value for
+   * state no older than it.
+   */
+  readonly resourceVersion: string;
+}
+
+/** Query of one list page: the selectors, a page size, and the continue token or RV. */
+export function listQuery(resource: ResourceSpec, page: ListPageOptions): Record<string, string> {
   const q = selectors(resource);
-  if (limit > 0) q.limit = String(limit);
-  if (continueToken !== "") q.continue = continueToken;
+  if (page.limit > 0) q.limit = String(page.limit);
+  if (page.continueToken !== "") q.continue = page.continueToken;
+  else if (page.resourceVersion !== "") q.resourceVersion = page.resourceVersion;
   return q;
 }
 

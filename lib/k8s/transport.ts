@@ -1,15 +1,16 @@
 /**
- * The one place HTTP happens. Credentials and TLS material come from client-node's KubeConfig
+ * The one place HTTP happens. Credentials and TLS material come from the KubeConfig
  * (`applyToHTTPSOptions`: bearer token, token file, exec plugin, client certificate, cluster
  * CA, basic auth), so none of that is hand-written here; the request itself goes through Deno's
- * own fetch with a `Deno.createHttpClient` holding that material.
+ * own fetch with a `Deno.createHttpClient` holding that material. A 401 makes the KubeConfig
+ * forget cached credentials (exec plugin output, token file), as client-go does.
  *
  * Why not client-node's own fetch (undici, which works for TLS and client certificates under
  * Deno 2.9.6): when the server drops a streaming connection, undici over Deno's node:net never
  * ends or errors the body, and aborting leaves a pending read hanging, so a cut watch would
  * only be noticed by the idle timeout. Deno's fetch reports both at once.
  */
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { HttpsOptions, KubeConfig } from "./kube_config.ts";
 import { ApiConnectionError } from "./api_errors.ts";
 import { type RequestLimiter, unlimited } from "./rate_limiter.ts";
 
@@ -58,17 +59,6 @@ export interface ResolvedCredentials {
   readonly client: Deno.CreateHttpClientOptions & { cert?: string; key?: string };
 }
 
-/** The fields of https.RequestOptions that KubeConfig.applyToHTTPSOptions fills in. */
-interface HttpsOptions {
-  headers: Record<string, unknown>;
-  ca?: Uint8Array | string;
-  cert?: Uint8Array | string;
-  key?: Uint8Array | string;
-  auth?: string;
-  rejectUnauthorized?: boolean;
-  servername?: string;
-}
-
 function messageWithCause(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = (err as { cause?: unknown }).cause;
@@ -89,8 +79,7 @@ function pem(v: Uint8Array | string | undefined): string | undefined {
  */
 export async function resolveCredentials(kubeConfig: KubeConfig): Promise<ResolvedCredentials> {
   const opts: HttpsOptions = { headers: {} };
-  // deno-lint-ignore no-explicit-any
-  await kubeConfig.applyToHTTPSOptions(opts as any);
+  await kubeConfig.applyToHTTPSOptions(opts);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.headers)) headers[k] = String(v);
   if (opts.auth) headers.Authorization = `Basic ${btoa(opts.auth)}`;
@@ -163,6 +152,7 @@ export function createKubeTransport(
           { cause: err },
         );
       }
+      if (response.status === 401) kubeConfig.invalidateCredentials();
       const headers: Record<string, string> = {};
       response.headers.forEach((value, name) => headers[name.toLowerCase()] = value);
       const body = response.body;

@@ -27,8 +27,17 @@ Deno.test("proxyResources() watches Services and EndpointSlices by label and the
 
 Deno.test("listQuery() and watchQuery() carry the selectors, paging, bookmarks and timeout", () => {
   const [svc, , node] = proxyResources("node-1");
-  assert.deepEqual(listQuery(svc!, 500, ""), { labelSelector: PROXY_LABEL_SELECTOR, limit: "500" });
-  assert.deepEqual(listQuery(node!, 0, "tok"), {
+  assert.deepEqual(listQuery(svc!, { limit: 500, continueToken: "", resourceVersion: "0" }), {
+    labelSelector: PROXY_LABEL_SELECTOR,
+    limit: "500",
+    resourceVersion: "0",
+  });
+  assert.deepEqual(listQuery(svc!, { limit: 500, continueToken: "", resourceVersion: "" }), {
+    labelSelector: PROXY_LABEL_SELECTOR,
+    limit: "500",
+  });
+  // The API server refuses a resourceVersion next to a continue token.
+  assert.deepEqual(listQuery(node!, { limit: 0, continueToken: "tok", resourceVersion: "7" }), {
     fieldSelector: "metadata.name=node-1",
     continue: "tok",
   });

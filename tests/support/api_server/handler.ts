@@ -6,6 +6,7 @@
 import { authenticate, type AuthOptions, authorize } from "./auth.ts";
 import { discoveryDocument } from "./discovery.ts";
 import type { Faults, RequestRecord } from "./faults.ts";
+import { listObjects, type ListSettings } from "./list.ts";
 import { apiVersionOf, parseResourcePath, type ResourcePath } from "./resources.ts";
 import {
   matchesFields,
@@ -42,6 +43,8 @@ export interface HandlerContext {
   readonly store: ObjectStore;
   readonly faults: Faults;
   readonly auth: AuthOptions;
+  /** How lists treat limit on resourceVersion=0 (default: answered whole). */
+  readonly list?: ListSettings;
 }
 
 function statusReply(s: Status, headers?: Record<string, string>): Reply {
@@ -146,28 +149,6 @@ function parseBody(req: ApiRequest): KubeObject {
   }
 }
 
-interface ContinueToken {
-  readonly rv: number;
-  readonly start: string;
-}
-
-function encodeContinue(t: ContinueToken): string {
-  return btoa(JSON.stringify(t));
-}
-
-function decodeContinue(s: string): ContinueToken {
-  try {
-    const t = JSON.parse(atob(s));
-    if (typeof t.rv === "number" && typeof t.start === "string") return t;
-  } catch { /* fall through */ }
-  throw new StatusError(failureStatus(400, `Invalid continue token "${s}"`));
-}
-
-function keyOf(o: KubeObject): string {
-  const m = o.metadata ?? {};
-  return m.namespace ? `${m.namespace}/${m.name}` : m.name;
-}
-
 function resourceRequest(
   ctx: HandlerContext,
   req: ApiRequest,
@@ -220,36 +201,14 @@ function resourceRequest(
     return { status: 200, body: withKind(o) };
   }
   if (verb === "list") {
-    const cont = q.get("continue");
-    const token = cont ? decodeContinue(cont) : undefined;
-    if (token !== undefined && token.rv < store.oldestWatchable) {
-      throw new StatusError(
-        failureStatus(
-          410,
-          "The provided continue parameter is too old to display a consistent list result. " +
-            "You can start a new list without the continue parameter.",
-        ),
-      );
-    }
-    const all = store.list(type.kind).filter((o) =>
-      (path.namespace === undefined || o.metadata?.namespace === path.namespace) &&
-      matchesLabels(labels, o.metadata?.labels) && matchesFields(fields, o.metadata ?? {}) &&
-      (token === undefined || keyOf(o) > token.start)
-    );
-    const limitText = q.get("limit");
-    const limit = limitText !== null && /^\d+$/.test(limitText) && Number(limitText) > 0
-      ? Number(limitText)
-      : all.length;
-    const items = all.slice(0, limit);
-    const rv = token?.rv ?? store.revision;
-    const more = all.length > items.length;
-    const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
-    if (more) {
-      metadata.continue = encodeContinue({ rv, start: keyOf(items[items.length - 1]) });
-      if (labels.length === 0 && fields.length === 0) {
-        metadata.remainingItemCount = all.length - items.length;
-      }
-    }
+    const { metadata, items } = listObjects(store, {
+      query: q,
+      kind: type.kind,
+      matching: (o) =>
+        (path.namespace === undefined || o.metadata?.namespace === path.namespace) &&
+        matchesLabels(labels, o.metadata?.labels) && matchesFields(fields, o.metadata ?? {}),
+      countRemaining: labels.length === 0 && fields.length === 0,
+    }, ctx.list);
     for (const o of items) {
       delete o.kind;
       delete o.apiVersion;

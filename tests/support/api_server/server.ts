@@ -33,6 +33,11 @@ export interface TestApiServerOptions {
   readonly bookmarkIntervalMs?: number;
   /** Changes kept for watch replay (default 1000). */
   readonly historyLimit?: number;
+  /**
+   * Honour limit on resourceVersion=0 lists (default false: such a list is answered whole from
+   * the current state, as kube-apiserver's watch cache does up to 1.32).
+   */
+  readonly pageWatchCacheLists?: boolean;
   /** Do not listen yet: the server is "down" until start() (default false). */
   readonly startStopped?: boolean;
 }
@@ -288,6 +293,7 @@ export class TestApiServer {
         store: this.store,
         faults: this.faults,
         auth: this.options.auth ?? {},
+        list: { pageWatchCacheLists: this.options.pageWatchCacheLists ?? false },
       }, {
         method: req.method ?? "GET",
         url: req.url ?? "/",

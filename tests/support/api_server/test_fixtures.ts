@@ -29,7 +29,7 @@ export function node(name: string): Json {
 /** Runs `fn` against a fresh server and always closes it. */
 export async function withServer(
   fn: (s: TestApiServer) => Promise<void>,
-  opts: { bookmarkIntervalMs?: number; historyLimit?: number } = {},
+  opts: { bookmarkIntervalMs?: number; historyLimit?: number; pageWatchCacheLists?: boolean } = {},
 ) {
   const s = await startTestApiServer({ pki, ...opts });
   try {

@@ -1,0 +1,144 @@
+/**
+ * The program's start-up against the test API server, as operators run it: main.ts under
+ * `-P=proxy` with `--kubeconfig` in a throwaway network namespace (`kpf-su-<n>`) that reaches the
+ * server through the namespace bridge at 127.0.0.1:6443, the node marked iptables-legacy. Times
+ * process start → both lists in ("Initial list complete" for Service and EndpointSlice) and →
+ * the first "SyncProxyRules complete", and reads the process's VmRSS/VmHWM. Needs root, socat,
+ * iproute2 and iptables-legacy. Relies only on the program's stable CLI and log lines.
+ */
+import { proxyRunArgs, spawnInNamespace } from "../scripts/netns/mod.ts";
+import {
+  exposeInNamespace,
+  KUBE_FILES_ROOT,
+  type NamespaceBridge,
+  startTestApiServer,
+  type TestApiServer,
+  writeKubeconfig,
+} from "../tests/support/api_server/mod.ts";
+import { testPki } from "../tests/k8s/api_support.ts";
+import { fillBenchCluster } from "./api_objects.ts";
+
+/** One start-up's figures. */
+export interface StartupFigures {
+  /** Process start → Service and EndpointSlice lists in, ms. */
+  readonly listsMs: number;
+  /** Process start → first SyncProxyRules complete, ms. */
+  readonly completeMs: number;
+  /** VmRSS after `settleMs` more, kB. */
+  readonly settledRssKb: number;
+  /** VmHWM (peak resident) at that time, kB. */
+  readonly peakRssKb: number;
+}
+
+/** A namespace + API server + bridge + kubeconfig for N services. */
+export interface StartupLab {
+  readonly ns: string;
+  readonly services: number;
+  readonly server: TestApiServer;
+  readonly kubeconfig: string;
+  close(): Promise<void>;
+}
+
+async function ip(args: string[]): Promise<Deno.CommandOutput> {
+  return await new Deno.Command("ip", { args, stdout: "piped", stderr: "piped" }).output();
+}
+
+/** Creates the lab (removed by close(), and at process exit). */
+export async function createStartupLab(services: number): Promise<StartupLab> {
+  const ns = `kpf-su-${services}`;
+  await ip(["netns", "del", ns]);
+  const add = await ip(["netns", "add", ns]);
+  if (add.code !== 0) throw new Error(new TextDecoder().decode(add.stderr));
+  await ip(["-n", ns, "link", "set", "lo", "up"]);
+  const dir = `${KUBE_FILES_ROOT}/kpf-su-${services}-${Deno.pid}`;
+  let server: TestApiServer | undefined;
+  let bridge: NamespaceBridge | undefined;
+  const close = async () => {
+    await bridge?.close();
+    await server?.close();
+    await ip(["netns", "del", ns]);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  globalThis.addEventListener("unload", () => {
+    new Deno.Command("ip", { args: ["netns", "del", ns] }).outputSync();
+  });
+  try {
+    const pki = await testPki();
+    server = await startTestApiServer({ pki });
+    fillBenchCluster(server, services);
+    bridge = await exposeInNamespace({ namespace: ns, serverPort: server.port, dir });
+    const kubeconfig = await writeKubeconfig({ dir, server: bridge.url, pki });
+    const hint = await ip([
+      "netns",
+      "exec",
+      ns,
+      "iptables-legacy",
+      "-t",
+      "mangle",
+      "-N",
+      "KUBE-IPTABLES-HINT",
+    ]);
+    if (hint.code !== 0) throw new Error(new TextDecoder().decode(hint.stderr));
+    return { ns, services, server, kubeconfig, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+function memory(pid: number): { rss: number; hwm: number } {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const kb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? NaN);
+  return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+}
+
+/** Starts the program once, waits for its first complete sync, measures, and stops it. */
+export async function startOnce(lab: StartupLab, settleMs = 0): Promise<StartupFigures> {
+  const start = performance.now();
+  const proc = spawnInNamespace(
+    lab.ns,
+    Deno.execPath(),
+    proxyRunArgs([
+      `--kubeconfig=${lab.kubeconfig}`,
+      "--hostname-override=node1",
+      "--cluster-cidr=10.0.0.0/8",
+      "--healthz-bind-address=127.0.0.1:10256",
+      "--metrics-bind-address=127.0.0.1:10249",
+      "-v=2",
+    ]),
+    { label: "proxy" },
+  );
+  try {
+    const timeout = 120_000;
+    await proc.waitForOutput(/Initial list complete[^\n]*Service\b(?!Slice)/, timeout);
+    await proc.waitForOutput(/Initial list complete[^\n]*EndpointSlice/, timeout);
+    const listsMs = performance.now() - start;
+    await proc.waitForOutput(/SyncProxyRules complete/, timeout);
+    const completeMs = performance.now() - start;
+    if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
+    const { rss, hwm } = memory(proc.pid);
+    return { listsMs, completeMs, settledRssKb: rss, peakRssKb: hwm };
+  } catch (err) {
+    console.error(proc.output().slice(-4000));
+    throw err;
+  } finally {
+    await proc.kill(5_000);
+  }
+}
+
+/** The floor: an empty Deno process, start to exit, ms. */
+export async function emptyDenoMs(): Promise<number> {
+  const file = `${KUBE_FILES_ROOT}/kpf-empty.ts`;
+  await Deno.mkdir(KUBE_FILES_ROOT, { recursive: true });
+  await Deno.writeTextFile(file, "");
+  const start = performance.now();
+  await new Deno.Command(Deno.execPath(), { args: ["run", "--quiet", "--no-config", file] })
+    .output();
+  return performance.now() - start;
+}
+
+/** The nat and filter tables the program wrote, as iptables-legacy-save prints them. */
+export async function savedRules(lab: StartupLab): Promise<string> {
+  const out = await ip(["netns", "exec", lab.ns, "iptables-legacy-save"]);
+  return new TextDecoder().decode(out.stdout);
+}

@@ -1,0 +1,34 @@
+/**
+ * Report (not a test): the program's start-up and memory at 1,000 and 10,000 services against
+ * the test API server, one run each, next to the floors (an empty Deno process, the raw
+ * iptables-legacy-restore of the rules it wrote). `deno run -A scripts/startup_profile.ts [N...]`
+ * as root. Namespaces `kpf-su-*` are removed when done.
+ */
+import { rawLegacyRestore } from "../bench/bench_netns.ts";
+import { createStartupLab, emptyDenoMs, savedRules, startOnce } from "../bench/proxy_startup.ts";
+
+const sizes = Deno.args.length > 0 ? Deno.args.map(Number) : [1_000, 10_000];
+const rows: string[] = [];
+for (const n of sizes) {
+  const lab = await createStartupLab(n);
+  try {
+    const f = await startOnce(lab, 5_000);
+    const rules = await savedRules(lab);
+    const t = performance.now();
+    await rawLegacyRestore(lab.ns, rules);
+    const restoreMs = performance.now() - t;
+    const empty = await emptyDenoMs();
+    rows.push(
+      `| ${n} | ${f.listsMs.toFixed(0)} | ${f.completeMs.toFixed(0)} | ${empty.toFixed(0)} | ` +
+        `${restoreMs.toFixed(0)} | ${(f.settledRssKb / 1024).toFixed(0)} | ` +
+        `${(f.peakRssKb / 1024).toFixed(0)} |`,
+    );
+  } finally {
+    await lab.close();
+  }
+}
+console.log(
+  "| services | start → lists in (ms) | start → SyncProxyRules complete (ms) | empty Deno (ms) | " +
+    "raw restore (ms) | RSS settled 5 s (MB) | peak RSS (MB) |\n|---|---|---|---|---|---|---|",
+);
+console.log(rows.join("\n"));
