@@ -2,6 +2,7 @@
  * A booted IPVS test guest: one qemu boot serves many commands, each sent through the
  * read-write 9p folder and run by the guest's agent with the host's programs and files.
  */
+import { FileTail } from "./file_tail.ts";
 import { agentScript, GUEST_LAYOUT } from "./guest_init.ts";
 import {
   DEFAULT_COMMAND_TIMEOUT_MS,
@@ -33,12 +34,18 @@ export interface IpvsGuestOptions {
   readonly tmpDir?: string;
 }
 
+/** How to follow one command. */
+export interface GuestRunOptions {
+  /** Called with output as the command writes it (every host poll), e.g. to forward it live. */
+  readonly onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+}
+
 /** A running guest; always `stop()` it in a `finally`. */
 export interface IpvsGuest {
   /** Milliseconds from launching qemu to the agent being ready. */
   readonly bootMs: number;
   /** Runs one command in the guest (one at a time; calls queue); never throws on non-zero exit. */
-  run(command: GuestCommand): Promise<GuestOutput>;
+  run(command: GuestCommand, opts?: GuestRunOptions): Promise<GuestOutput>;
   /** The guest's serial console so far (kernel messages, init errors). */
   console(): Promise<string>;
   /** Powers the guest off (killing qemu if it lingers) and removes the temporary folder. */
@@ -58,10 +65,10 @@ export function defaultGuestEnv(): Record<string, string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function exists(path: string): Promise<boolean> {
+/** Whether the agent has finished writing `path` (it ends every file it signals with "\n"). */
+async function complete(path: string): Promise<boolean> {
   try {
-    await Deno.stat(path);
-    return true;
+    return (await Deno.readTextFile(path)).endsWith("\n");
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return false;
     throw err;
@@ -161,9 +168,15 @@ class QemuGuest implements IpvsGuest {
     );
   }
 
-  /** Polls for `path` until it exists; throws if qemu exits or the deadline passes. */
-  private async waitForFile(path: string, deadline: number, what: string): Promise<void> {
-    while (!await exists(path)) {
+  /** Polls until the agent completed `path`; throws if qemu exits or the deadline passes. */
+  private async waitForFile(
+    path: string,
+    deadline: number,
+    what: string,
+    onPoll: () => Promise<void> = async () => {},
+  ): Promise<void> {
+    while (!await complete(path)) {
+      await onPoll();
       if (this.exited) throw await this.failure(`exited while ${what}`);
       if (Date.now() > deadline) throw await this.failure(`timed out ${what}`);
       await sleep(this.hostPollMs);
@@ -175,13 +188,13 @@ class QemuGuest implements IpvsGuest {
     await this.waitForFile(ready, Date.now() + timeoutMs, `booting (limit ${timeoutMs} ms)`);
   }
 
-  run(command: GuestCommand): Promise<GuestOutput> {
-    const result = this.queue.then(() => this.runNow(command));
+  run(command: GuestCommand, opts: GuestRunOptions = {}): Promise<GuestOutput> {
+    const result = this.queue.then(() => this.runNow(command, opts));
     this.queue = result.catch(() => {});
     return result;
   }
 
-  private async runNow(command: GuestCommand): Promise<GuestOutput> {
+  private async runNow(command: GuestCommand, opts: GuestRunOptions): Promise<GuestOutput> {
     if (this.exited) throw await this.failure(`is not running (command "${command.cmd}")`);
     const n = this.next++;
     const req = `${this.ioDir}/req`;
@@ -197,7 +210,16 @@ class QemuGuest implements IpvsGuest {
     const timeoutMs = command.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     // Past the in-guest timeout and its kill grace, the agent itself is stuck.
     const deadline = Date.now() + timeoutMs + (KILL_GRACE_SECONDS + 30) * 1000;
-    await this.waitForFile(`${out}/${n}.code`, deadline, `running "${command.cmd}"`);
+    const onOutput = opts.onOutput;
+    const tails = [new FileTail(`${out}/${n}.stdout`), new FileTail(`${out}/${n}.stderr`)];
+    const forward = async () => {
+      if (onOutput === undefined) return;
+      const [stdout, stderr] = await Promise.all(tails.map((t) => t.read()));
+      if (stdout) onOutput("stdout", stdout);
+      if (stderr) onOutput("stderr", stderr);
+    };
+    await this.waitForFile(`${out}/${n}.code`, deadline, `running "${command.cmd}"`, forward);
+    await forward();
     const [code, stdout, stderr] = await Promise.all(
       ["code", "stdout", "stderr"].map((f) => Deno.readTextFile(`${out}/${n}.${f}`)),
     );

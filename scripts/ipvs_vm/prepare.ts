@@ -61,7 +61,7 @@ async function shortHash(text: string): Promise<string> {
     .join("");
 }
 
-/** Returns the cached .deb of `pkg` (matching `prefix` when given), downloading it if absent. */
+/** Returns the cached .deb of `pkg`, downloading it if absent. */
 async function cachedDeb(runner: CommandRunner, debDir: string, pkg: string): Promise<string> {
   await Deno.mkdir(debDir, { recursive: true });
   for await (const e of Deno.readDir(debDir)) {
@@ -71,7 +71,11 @@ async function cachedDeb(runner: CommandRunner, debDir: string, pkg: string): Pr
   }
   const tmp = await Deno.makeTempDir({ dir: debDir, prefix: ".download-" });
   try {
-    const deb = await downloadPackage(runner, pkg, tmp);
+    // Stale package lists name a file the mirror no longer has: refresh them once and retry.
+    const deb = await downloadPackage(runner, pkg, tmp).catch(async () => {
+      await runChecked(runner, { cmd: "apt-get", args: ["update", "-qq"] });
+      return downloadPackage(runner, pkg, tmp);
+    });
     const final = `${debDir}/${deb.slice(deb.lastIndexOf("/") + 1)}`;
     await Deno.rename(deb, final);
     return final;

@@ -11,6 +11,7 @@ const REPO_ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname
 const GUEST_DIR = `${REPO_ROOT}tests/ipvs_guest`;
 /** The whole in-guest suite must fit the ~15-minute test task. */
 const SUITE_TIMEOUT_MS = 10 * 60_000;
+const encoder = new TextEncoder();
 
 async function guestTestFiles(): Promise<string[]> {
   const files: string[] = [];
@@ -34,9 +35,10 @@ Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async ()
       cwd: REPO_ROOT,
       env: { NO_COLOR: "1" },
       timeoutMs: SUITE_TIMEOUT_MS,
+    }, {
+      onOutput: (stream, text) =>
+        (stream === "stdout" ? Deno.stdout : Deno.stderr).writeSync(encoder.encode(text)),
     });
-    console.log(out.stdout);
-    if (out.stderr.trim() !== "") console.error(out.stderr);
     if (out.code !== 0) console.error(`--- guest console\n${(await guest.console()).slice(-4000)}`);
     assert.equal(out.code, 0, `deno test in the IPVS guest exited ${out.code}`);
   } finally {
