@@ -11,7 +11,7 @@ export const BUSYBOX_PACKAGE = "busybox-static";
  * "linux-image-6.1.0-56-amd64"; null when the output names none.
  */
 export function parseKernelDepends(output: string): string | null {
-  const m = /^\s*Depends:\s*(linux-image-\d[\w.+-]*-amd64)\s*$/m.exec(output);
+  const m = /^\s*Depends:\s*(linux-image-\d+\.\d+\.\d+-\d+-amd64)\s*$/m.exec(output);
   return m ? m[1]! : null;
 }
 

@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { agentScript, FileTail, initScript } from "../../../scripts/ipvs_vm/mod.ts";
+
+async function syntaxOk(shell: string, script: string): Promise<string> {
+  const out = await new Deno.Command(shell, { args: ["-n"], stdin: "piped", stderr: "piped" })
+    .spawn();
+  const w = out.stdin.getWriter();
+  await w.write(new TextEncoder().encode(script));
+  await w.close();
+  const res = await out.output();
+  return res.code === 0 ? "" : new TextDecoder().decode(res.stderr);
+}
+
+Deno.test("initScript() and agentScript() are valid shell", async () => {
+  // /init runs under busybox sh (POSIX): dash is the strictest POSIX shell at hand.
+  assert.equal(await syntaxOk("dash", initScript({ msize: 262144, upperSize: "75%" })), "");
+  assert.equal(await syntaxOk("bash", agentScript({ pollSeconds: 0.05 })), "");
+});
+
+Deno.test("initScript() loads modules before mounting the shares and hands over to the agent", () => {
+  const init = initScript({ msize: 131072, upperSize: "50%" });
+  const at = (s: string) => init.indexOf(s);
+  assert.ok(at("insmod") > 0 && at("insmod") < at("hostroot /lower"));
+  assert.match(init, /msize=131072,ro,cache=loose hostroot \/lower/);
+  assert.match(init, /exec switch_root \/newroot \/bin\/bash \/ipvs-guest-io\/agent\.sh/);
+});
+
+Deno.test("FileTail reads only what a file gained since the last read", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kvm-tail-" });
+  try {
+    const tail = new FileTail(`${dir}/out`);
+    assert.equal(await tail.read(), "");
+    await Deno.writeTextFile(`${dir}/out`, "one\n");
+    assert.equal(await tail.read(), "one\n");
+    await Deno.writeTextFile(`${dir}/out`, "two\n", { append: true });
+    assert.equal(await tail.read(), "two\n");
+    assert.equal(await tail.read(), "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
