@@ -2,6 +2,7 @@
  * A booted IPVS test guest: one qemu boot serves many commands, each sent through the
  * read-write 9p folder and run by the guest's agent with the host's programs and files.
  */
+import { requireCommands } from "../netns/mod.ts";
 import { FileTail } from "./file_tail.ts";
 import { agentScript, GUEST_LAYOUT } from "./guest_init.ts";
 import {
@@ -13,6 +14,7 @@ import {
 } from "./guest_request.ts";
 import { type GuestImage, prepareGuestImage, type PrepareOptions } from "./prepare.ts";
 import { qemuArgs } from "./qemu_args.ts";
+import { GUEST_DIR_PREFIX, HOST_PID_FILE, removeStaleGuestDirs } from "./stale_dirs.ts";
 
 /** Options of `startIpvsGuest`; every field has a working default. */
 export interface IpvsGuestOptions {
@@ -21,6 +23,11 @@ export interface IpvsGuestOptions {
   readonly prepare?: PrepareOptions;
   /** The qemu binary; default "qemu-system-x86_64". */
   readonly qemu?: string;
+  /**
+   * Command qemu is started under; default util-linux's `setpriv --pdeathsig KILL`, so qemu
+   * dies with the test process even when that is killed before it can call `stop()`.
+   */
+  readonly qemuWrapper?: readonly string[];
   readonly memoryMiB?: number;
   /** Launch to agent ready; default 180 s (a busy 2-core machine needs ~40 s). */
   readonly bootTimeoutMs?: number;
@@ -30,7 +37,7 @@ export interface IpvsGuestOptions {
   readonly hostPollMs?: number;
   /** How often the agent looks for a request; default 0.05 s. */
   readonly agentPollSeconds?: number;
-  /** Parent of the guest's temporary folder; default the system's. */
+  /** Parent of the guest's temporary folder; default $TMPDIR or /tmp. */
   readonly tmpDir?: string;
 }
 
@@ -85,26 +92,33 @@ async function readTail(path: string, chars = 4000): Promise<string> {
 
 /** Boots the guest and waits until its agent serves requests; throws (qemu killed) on failure. */
 export async function startIpvsGuest(options: IpvsGuestOptions = {}): Promise<IpvsGuest> {
+  const qemu = options.qemu ?? "qemu-system-x86_64";
+  const wrapper = options.qemuWrapper ?? ["setpriv", "--pdeathsig", "KILL"];
+  // Fail before any download or boot when qemu (Debian: qemu-system-x86) is not installed.
+  requireCommands([qemu, ...wrapper.slice(0, 1)].filter((c) => !c.includes("/")));
   const image = options.image ?? await prepareGuestImage(options.prepare);
-  const ioDir = await Deno.makeTempDir({
-    prefix: "ipvs-guest-",
-    ...(options.tmpDir !== undefined ? { dir: options.tmpDir } : {}),
-  });
+  const tmpDir = options.tmpDir ?? Deno.env.get("TMPDIR") ?? "/tmp";
+  await removeStaleGuestDirs(tmpDir);
+  const ioDir = await Deno.makeTempDir({ prefix: GUEST_DIR_PREFIX, dir: tmpDir });
+  await Deno.writeTextFile(`${ioDir}/${HOST_PID_FILE}`, `${Deno.pid}\n`);
   const consoleFile = `${ioDir}.console`;
   const agent = agentScript({ pollSeconds: options.agentPollSeconds ?? 0.05 });
   await Deno.writeTextFile(`${ioDir}/${GUEST_LAYOUT.agentFile}`, agent);
-  const qemu = options.qemu ?? "qemu-system-x86_64";
   const started = Date.now();
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(qemu, {
-      args: qemuArgs({
-        kernel: image.kernel,
-        initrd: image.initrd,
-        ioDir,
-        consoleFile,
-        ...(options.memoryMiB !== undefined ? { memoryMiB: options.memoryMiB } : {}),
-      }),
+    child = new Deno.Command(wrapper[0] ?? qemu, {
+      args: [
+        ...wrapper.slice(1),
+        ...(wrapper.length > 0 ? [qemu] : []),
+        ...qemuArgs({
+          kernel: image.kernel,
+          initrd: image.initrd,
+          ioDir,
+          consoleFile,
+          ...(options.memoryMiB !== undefined ? { memoryMiB: options.memoryMiB } : {}),
+        }),
+      ],
       stdin: "null",
       stdout: "piped",
       stderr: "piped",

@@ -8,4 +8,5 @@ export * from "./guest_request.ts";
 export * from "./modules.ts";
 export * from "./prepare.ts";
 export * from "./qemu_args.ts";
+export * from "./stale_dirs.ts";
 export * from "./vmlinux.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { agentScript, FileTail, initScript } from "../../../scripts/ipvs_vm/mod.ts";
+import { agentScript, initScript } from "../../../scripts/ipvs_vm/mod.ts";
 
 async function syntaxOk(shell: string, script: string): Promise<string> {
   const out = await new Deno.Command(shell, { args: ["-n"], stdin: "piped", stderr: "piped" })
@@ -23,19 +23,4 @@ Deno.test("initScript() loads modules before mounting the shares and hands over 
   assert.ok(at("insmod") > 0 && at("insmod") < at("hostroot /lower"));
   assert.match(init, /msize=131072,ro,cache=loose hostroot \/lower/);
   assert.match(init, /exec switch_root \/newroot \/bin\/bash \/ipvs-guest-io\/agent\.sh/);
-});
-
-Deno.test("FileTail reads only what a file gained since the last read", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "kvm-tail-" });
-  try {
-    const tail = new FileTail(`${dir}/out`);
-    assert.equal(await tail.read(), "");
-    await Deno.writeTextFile(`${dir}/out`, "one\n");
-    assert.equal(await tail.read(), "one\n");
-    await Deno.writeTextFile(`${dir}/out`, "two\n", { append: true });
-    assert.equal(await tail.read(), "two\n");
-    assert.equal(await tail.read(), "");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 });
