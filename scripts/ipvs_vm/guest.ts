@@ -31,7 +31,7 @@ export interface IpvsGuestOptions {
   readonly memoryMiB?: number;
   /** Launch to agent ready; default 180 s (a busy 2-core machine needs ~40 s). */
   readonly bootTimeoutMs?: number;
-  /** Environment of every command; default PATH, HOME=/root and the host's DENO_DIR if set. */
+  /** Environment of every command; default PATH and the host's HOME and DENO_DIR. */
   readonly baseEnv?: Readonly<Record<string, string>>;
   /** How often the host looks for an answer; default 20 ms. */
   readonly hostPollMs?: number;
@@ -61,9 +61,10 @@ export interface IpvsGuest {
 
 /** The environment commands get unless told otherwise. */
 export function defaultGuestEnv(): Record<string, string> {
+  // The host's HOME, so Deno finds the host's module cache (the guest has no network).
   const env: Record<string, string> = {
     PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    HOME: "/root",
+    HOME: Deno.env.get("HOME") ?? "/root",
   };
   const denoDir = Deno.env.get("DENO_DIR");
   if (denoDir !== undefined) env.DENO_DIR = denoDir;

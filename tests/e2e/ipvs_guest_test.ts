@@ -24,6 +24,13 @@ async function guestTestFiles(): Promise<string[]> {
 Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async () => {
   const files = await guestTestFiles();
   assert.ok(files.length > 0, `No *_guest.ts files in "${GUEST_DIR}"`);
+  // The guest has no network: whatever the files import must already be in the host's cache.
+  const cached = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", ...files],
+    cwd: REPO_ROOT,
+  })
+    .output();
+  assert.equal(cached.code, 0, "deno cache of the guest test files failed");
   const launched = Date.now();
   const guest = await startIpvsGuest();
   try {
