@@ -3,7 +3,10 @@
 # Idempotent and fast: apt-get runs only when a package is missing.
 set -euo pipefail
 
-PACKAGES=(iptables ipset conntrack nftables iproute2 ipvsadm socat curl kmod procps openssl)
+# qemu-system-x86, xz-utils and apt's download of the kernel and busybox-static packages serve the
+# IPVS guest (scripts/ipvs_vm): this kernel may lack IPVS, so IPVS tests run in a qemu guest.
+PACKAGES=(iptables ipset conntrack nftables iproute2 ipvsadm socat curl kmod procps openssl
+  qemu-system-x86 xz-utils coreutils)
 
 if [[ "$(id -u)" != "0" ]]; then
   echo "install_test_deps: must run as root (uid is $(id -u)): the real-kernel tests need it too" >&2
@@ -18,8 +21,23 @@ for pkg in "${PACKAGES[@]}"; do
   fi
 done
 
+# Builds (or reuses from its cache) the IPVS guest's kernel and initramfs; needs apt only once.
+prepare_ipvs_guest() {
+  local here
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  if ! command -v deno >/dev/null 2>&1; then
+    echo "install_test_deps: no deno on PATH; tests/e2e/ipvs_guest_test.ts will build the IPVS guest"
+    return 0
+  fi
+  if ! deno run -A "$here/ipvs_vm/prepare_main.ts"; then
+    echo "install_test_deps: preparing the IPVS guest (scripts/ipvs_vm) failed" >&2
+    exit 1
+  fi
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install_test_deps: all present (${PACKAGES[*]})"
+  prepare_ipvs_guest
   exit 0
 fi
 
@@ -39,3 +57,4 @@ if ! apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
   exit 1
 fi
 echo "install_test_deps: installed ${missing[*]}"
+prepare_ipvs_guest

@@ -1,0 +1,108 @@
+/**
+ * The two shell scripts the guest runs (pure text, no I/O): `/init` in the initramfs, which
+ * loads modules and switches into the host's root, and the command agent, which then serves
+ * host requests over the read-write 9p share until told to stop.
+ */
+
+/** Mount tags and paths shared by the qemu command line, the init script and the agent. */
+export const GUEST_LAYOUT = {
+  /** 9p tag of the host's root filesystem (read-only). */
+  rootTag: "hostroot",
+  /** 9p tag of the read-write request/response folder. */
+  ioTag: "guestio",
+  /** Where the request/response folder is mounted inside the guest. */
+  ioMount: "/ipvs-guest-io",
+  /** The agent script, relative to the request/response folder. */
+  agentFile: "agent.sh",
+  /** Written by the agent (relative to the folder) once it is serving. */
+  readyFile: "ready",
+  /** Written by the host to make the agent power the guest off. */
+  stopFile: "stop",
+} as const;
+
+/** Options of the init script. */
+export interface InitScriptOptions {
+  /** 9p message size in bytes; larger is faster for big files. */
+  readonly msize: number;
+  /** tmpfs size of the overlay's writable layer, e.g. "70%". */
+  readonly upperSize: string;
+}
+
+/** `/init` of the initramfs, run by busybox sh as PID 1. */
+export function initScript(opts: InitScriptOptions): string {
+  const { rootTag, ioTag, ioMount, agentFile } = GUEST_LAYOUT;
+  const p9 = `trans=virtio,version=9p2000.L,msize=${opts.msize}`;
+  return `#!/bin/sh
+# IPVS test guest, stage 1: modules, then the host's root (read-only 9p) under a tmpfs overlay.
+export PATH=/bin
+mount -t devtmpfs devtmpfs /dev
+exec 0</dev/console 1>/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+fail() { echo "ipvs-guest-init: $*"; echo o > /proc/sysrq-trigger; sleep 10; }
+for m in /modules/*.ko; do
+  insmod "$m" 2>/tmp.err || { cat /tmp.err; fail "insmod $m failed"; }
+done
+mount -t 9p -o ${p9},ro,cache=loose ${rootTag} /lower || fail "mount ${rootTag} failed"
+mount -t tmpfs -o size=${opts.upperSize},mode=0755 tmpfs /rw || fail "mount tmpfs failed"
+mkdir -p /rw/upper /rw/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot ||
+  fail "mount overlay failed"
+mkdir -p /newroot${ioMount}
+mount -t 9p -o ${p9},cache=none ${ioTag} /newroot${ioMount} || fail "mount ${ioTag} failed"
+umount /proc /sys
+mount --move /dev /newroot/dev
+exec switch_root /newroot /bin/bash ${ioMount}/${agentFile}
+`;
+}
+
+/** Options of the agent script. */
+export interface AgentScriptOptions {
+  /** Seconds between looks for the next request; the per-command latency floor. */
+  readonly pollSeconds: number;
+}
+
+/**
+ * The command agent, run by the host's bash as PID 1 after switch_root. Request N is
+ * `req/N.sh` (renamed into place whole); its output goes to `out/N.stdout` and `out/N.stderr`,
+ * then its exit code and a newline to `out/N.code` (the host waits for the newline). Every
+ * process costs ~0.1 s under emulation, so the loop forks only to run the request itself.
+ */
+export function agentScript(opts: AgentScriptOptions): string {
+  const { ioMount, readyFile, stopFile } = GUEST_LAYOUT;
+  return `# IPVS test guest, stage 2: a fresh /proc, /sys, /run, /tmp, then serve requests.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+io=${ioMount}
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs tmpfs /var/tmp
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+hostname ipvs-guest
+ip link set lo up
+mkdir -p "$io/req" "$io/out"
+read -r uptime _ < /proc/uptime
+echo "$uptime" > "$io/${readyFile}"
+# A FIFO nobody writes: "read -t" on it is a sleep without a fork.
+mkfifo /run/ipvs-guest-idle
+exec 9<>/run/ipvs-guest-idle
+n=0
+while [ ! -e "$io/${stopFile}" ]; do
+  if [ -e "$io/req/$n.sh" ]; then
+    ( . "$io/req/$n.sh" ) > "$io/out/$n.stdout" 2> "$io/out/$n.stderr" < /dev/null 9<&-
+    echo $? > "$io/out/$n.code"
+    n=$((n + 1))
+  else
+    read -r -t ${opts.pollSeconds} -u 9 _
+  fi
+done
+sync
+echo o > /proc/sysrq-trigger
+sleep 30
+`;
+}

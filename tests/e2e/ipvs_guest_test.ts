@@ -1,0 +1,55 @@
+/**
+ * IPVS mode's real-kernel tests: this machine's kernel has no IPVS, so one qemu guest booted
+ * from Debian's kernel (scripts/ipvs_vm) runs every `tests/ipvs_guest/*_guest.ts` file in one
+ * `deno test` inside it, with the host's files shared read-only. A missing qemu or kernel
+ * package fails this test; it never skips.
+ */
+import assert from "node:assert/strict";
+import { startIpvsGuest } from "../../scripts/ipvs_vm/mod.ts";
+
+const REPO_ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
+const GUEST_DIR = `${REPO_ROOT}tests/ipvs_guest`;
+/** The whole in-guest suite must fit the ~15-minute test task. */
+const SUITE_TIMEOUT_MS = 10 * 60_000;
+const encoder = new TextEncoder();
+
+async function guestTestFiles(): Promise<string[]> {
+  const files: string[] = [];
+  for await (const e of Deno.readDir(GUEST_DIR)) {
+    if (e.isFile && e.name.endsWith("_guest.ts")) files.push(`tests/ipvs_guest/${e.name}`);
+  }
+  return files.sort();
+}
+
+Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async () => {
+  const files = await guestTestFiles();
+  assert.ok(files.length > 0, `No *_guest.ts files in "${GUEST_DIR}"`);
+  // The guest has no network: whatever the files import must already be in the host's cache.
+  const cached = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", ...files],
+    cwd: REPO_ROOT,
+  })
+    .output();
+  assert.equal(cached.code, 0, "deno cache of the guest test files failed");
+  const launched = Date.now();
+  const guest = await startIpvsGuest();
+  try {
+    console.log(`IPVS guest ready in ${guest.bootMs} ms; running ${files.length} file(s)`);
+    // Type-checking happens on the host (`deno check tests/`); under emulation it is slow.
+    const out = await guest.run({
+      cmd: Deno.execPath(),
+      args: ["test", "-A", "--no-check", ...files],
+      cwd: REPO_ROOT,
+      env: { NO_COLOR: "1" },
+      timeoutMs: SUITE_TIMEOUT_MS,
+    }, {
+      onOutput: (stream, text) =>
+        (stream === "stdout" ? Deno.stdout : Deno.stderr).writeSync(encoder.encode(text)),
+    });
+    if (out.code !== 0) console.error(`--- guest console\n${(await guest.console()).slice(-4000)}`);
+    assert.equal(out.code, 0, `deno test in the IPVS guest exited ${out.code}`);
+  } finally {
+    await guest.stop();
+    console.log(`IPVS guest total ${Date.now() - launched} ms`);
+  }
+});
