@@ -31,10 +31,19 @@ export const NO_ENDPOINT_NODEPORTS = "no-endpoint-nodeports";
 export const FIREWALL_IPS = "firewall-ips";
 /** `daddr . proto . port . source-range` pairs that loadBalancerSourceRanges allow. */
 export const FIREWALL_ALLOW = "firewall-allow";
-/** `daddr . proto . port . index` → endpoint, for ClusterIPs, external IPs and LB IPs. */
-export const SERVICE_ENDPOINTS = "service-endpoints";
-/** `proto . nodePort . index` → endpoint, for NodePorts. */
-export const NODEPORT_ENDPOINTS = "nodeport-endpoints";
+/**
+ * The endpoint maps, one per protocol: `daddr . port . index` → endpoint (ClusterIPs, external
+ * and LB IPs) or `nodePort . index` → endpoint (NodePorts). One per protocol because nft 1.0.6
+ * cannot add a DNAT rule over an existing map whose value is typed `ip daddr . th dport`
+ * ("conflicting protocols specified"); with `tcp dport` etc. it can (upstream's WIP does the same).
+ */
+export function endpointMapName(nodePort: boolean, protocol: string): string {
+  return `${nodePort ? "nodeport" : "service"}-endpoints-${protocol}`;
+}
+
+/** The protocols, lower-case, as nft spells them. */
+export const NFT_PROTOCOLS: readonly string[] = ["tcp", "udp", "sctp"];
+
 /** `epIP . epIP . proto . epPort` of local endpoints: pod-to-own-service (hairpin) traffic. */
 export const HAIRPIN_CONNECTIONS = "hairpin-connections";
 
@@ -44,22 +53,27 @@ export const HAIRPIN_CONNECTIONS = "hairpin-connections";
  */
 export const SHORT_CIRCUIT_OFFSET = 32768;
 
-/** Shared chain: ClusterIP traffic DNATed to one of `n` endpoints. */
-export function clusterChainName(n: number): string {
-  return `service-${n}`;
+/** Shared chain: ClusterIP traffic of `protocol` DNATed to one of `n` endpoints. */
+export function clusterChainName(protocol: string, n: number): string {
+  return `service-${protocol}-${n}`;
 }
 
 /** Shared chain: ETP Cluster traffic to an external/LB IP (`nodePort` false) or NodePort. */
-export function externalChainName(nodePort: boolean, n: number): string {
-  return `${nodePort ? "nodeport" : "external"}-${n}`;
+export function externalChainName(nodePort: boolean, protocol: string, n: number): string {
+  return `${nodePort ? "nodeport" : "external"}-${protocol}-${n}`;
 }
 
 /**
  * Shared chain: ETP Local traffic to an external/LB IP or NodePort with `n` local endpoints,
  * whose pod and node traffic short-circuits to `m` cluster endpoints.
  */
-export function externalLocalChainName(nodePort: boolean, n: number, m: number): string {
-  return `${nodePort ? "nodeport" : "external"}-local-${n}-${m}`;
+export function externalLocalChainName(
+  nodePort: boolean,
+  protocol: string,
+  n: number,
+  m: number,
+): string {
+  return `${nodePort ? "nodeport" : "external"}-local-${protocol}-${n}-${m}`;
 }
 
 const NAME_MAX = 200;

@@ -8,19 +8,19 @@ import type { ObjectCollector } from "./table_objects.ts";
 import {
   CLUSTER_IPS,
   CLUSTER_IPS_CHECK,
+  endpointMapName,
   FIREWALL_ALLOW,
   FIREWALL_CHECK,
   FIREWALL_IPS,
   HAIRPIN_CONNECTIONS,
   MARK_FOR_MASQUERADE,
   MASQUERADING,
+  NFT_PROTOCOLS,
   NO_ENDPOINT_NODEPORTS,
   NO_ENDPOINT_SERVICES,
-  NODEPORT_ENDPOINTS,
   NODEPORT_ENDPOINTS_CHECK,
   NODEPORT_IPS,
   REJECT_CHAIN,
-  SERVICE_ENDPOINTS,
   SERVICE_ENDPOINTS_CHECK,
   SERVICE_IPS,
   SERVICE_NODEPORTS,
@@ -147,14 +147,16 @@ export function renderBase(b: ObjectCollector, c: NftRenderConfig): void {
     "flags interval",
     comment("sources allowed by LoadBalancerSourceRanges"),
   ]);
-  b.set(SERVICE_ENDPOINTS, "map", [
-    `typeof ${ip} daddr . meta l4proto . th dport . numgen random mod 1 : ${ip} daddr . th dport`,
-    comment("endpoints of ClusterIP, ExternalIP and LoadBalancer IP traffic, by index"),
-  ]);
-  b.set(NODEPORT_ENDPOINTS, "map", [
-    `typeof meta l4proto . th dport . numgen random mod 1 : ${ip} daddr . th dport`,
-    comment("endpoints of NodePort traffic, by index"),
-  ]);
+  for (const p of NFT_PROTOCOLS) {
+    b.set(endpointMapName(false, p), "map", [
+      `typeof ${ip} daddr . ${p} dport . numgen random mod 1 : ${ip} daddr . ${p} dport`,
+      comment(`${p} endpoints of ClusterIP, ExternalIP and LoadBalancer IP traffic, by index`),
+    ]);
+    b.set(endpointMapName(true, p), "map", [
+      `typeof ${p} dport . numgen random mod 1 : ${ip} daddr . ${p} dport`,
+      comment(`${p} endpoints of NodePort traffic, by index`),
+    ]);
+  }
   b.set(HAIRPIN_CONNECTIONS, "set", [
     `type ${a} . ${a} . inet_proto . inet_service`,
     comment("service hairpin connections"),

@@ -19,6 +19,7 @@ import {
   CLUSTER_IPS,
   clusterChainName,
   endpointBase,
+  endpointMapName,
   externalChainName,
   externalLocalChainName,
   FIREWALL_ALLOW,
@@ -28,9 +29,7 @@ import {
   MARK_FOR_MASQUERADE,
   NO_ENDPOINT_NODEPORTS,
   NO_ENDPOINT_SERVICES,
-  NODEPORT_ENDPOINTS,
   REJECT_CHAIN,
-  SERVICE_ENDPOINTS,
   SERVICE_IPS,
   SERVICE_NODEPORTS,
   servicePortChainBase,
@@ -78,10 +77,11 @@ export function renderNftServicePort(
   const hasExternalEndpoints = hasEndpoints && !(externalPolicyLocal && localEps.length === 0);
 
   const dnat = (nodePort: boolean, n: number, offset: number) => {
-    const key = nodePort ? "meta l4proto . th dport" : `${ip} daddr . meta l4proto . th dport`;
-    const map = nodePort ? NODEPORT_ENDPOINTS : SERVICE_ENDPOINTS;
+    const key = nodePort ? `${proto} dport` : `${ip} daddr . ${proto} dport`;
     const off = offset === 0 ? "" : ` offset ${offset}`;
-    return `meta l4proto { tcp, udp, sctp } dnat ${ip} addr . port to ${key} . numgen random mod ${n}${off} map @${map}`;
+    return `meta l4proto ${proto} dnat ${ip} addr . port to ${key} . numgen random mod ${n}${off} map @${
+      endpointMapName(nodePort, proto)
+    }`;
   };
   const masq = `jump ${MARK_FOR_MASQUERADE}`;
   const fibLocal = "fib saddr type local";
@@ -102,11 +102,10 @@ export function renderNftServicePort(
         "flags dynamic,timeout",
         `timeout ${info.stickyMaxAgeSeconds}s`,
       ]);
-      const act = `update @${set} { ${ip} saddr } meta l4proto ${proto} dnat ${ip} to ${
-        joinHostPort(ep.ip, ep.port)
-      }`;
-      rules.push(`${ip} saddr @${set} ${act}`);
-      picks.push(`jhash ${ip} saddr . th sport mod ${eps.length} == ${i} ${act}`);
+      const act = `update @${set} { ${ip} saddr } dnat ${ip} to ${joinHostPort(ep.ip, ep.port)}`;
+      const l4 = `meta l4proto ${proto}`;
+      rules.push(`${l4} ${ip} saddr @${set} ${act}`);
+      picks.push(`${l4} jhash ${ip} saddr . th sport mod ${eps.length} == ${i} ${act}`);
     });
     b.chain(chain, [...rules, ...picks]);
     return chain;
@@ -121,7 +120,7 @@ export function renderNftServicePort(
       const chain = info.internalPolicyLocal ? stickyLocal : stickyCluster;
       return chain === null ? null : { chain, primary: [], shortCircuit: [] };
     }
-    const chain = clusterChainName(internalEps.length);
+    const chain = clusterChainName(proto, internalEps.length);
     sharedChain(b, chain, () => [dnat(false, internalEps.length, 0)]);
     return { chain, primary: internalEps, shortCircuit: [] };
   };
@@ -149,13 +148,13 @@ export function renderNftServicePort(
     }
     if (!externalPolicyLocal) {
       const n = clusterEps.length;
-      const chain = externalChainName(nodePort, n);
+      const chain = externalChainName(nodePort, proto, n);
       sharedChain(b, chain, () => (n === 0 ? [masq] : [masq, dnat(nodePort, n, 0)]));
       return { chain, primary: clusterEps, shortCircuit: [] };
     }
     const n = localEps.length;
     const m = clusterEps.length;
-    const chain = externalLocalChainName(nodePort, n, m);
+    const chain = externalLocalChainName(nodePort, proto, n, m);
     sharedChain(b, chain, () => {
       const rules: string[] = [];
       if (m > 0) {
@@ -174,14 +173,17 @@ export function renderNftServicePort(
 
   /** Writes dispatch, endpoint and no-endpoint elements of one entry point. */
   const entry = (
-    nodePort: boolean,
-    key: string,
+    addr: string | null,
     what: string,
     target: Target | null,
     fallback: "drop" | "reject" | null,
   ) => {
+    const nodePort = addr === null;
+    const key = nodePort ? `${proto} . ${info.nodePort}` : `${addr} . ${proto} . ${info.port}`;
     const dispatch = nodePort ? SERVICE_NODEPORTS : SERVICE_IPS;
-    const endpoints = nodePort ? NODEPORT_ENDPOINTS : SERVICE_ENDPOINTS;
+    const endpoints = endpointMapName(nodePort, proto);
+    // The endpoint maps are per protocol, so their keys leave the protocol out.
+    const epKey = nodePort ? String(info.nodePort) : `${addr} . ${info.port}`;
     const noEndpoints = nodePort ? NO_ENDPOINT_NODEPORTS : NO_ENDPOINT_SERVICES;
     const comment = ` comment ${nftQuote(`${name} ${what}`)}`;
     if (target !== null) {
@@ -190,11 +192,11 @@ export function renderNftServicePort(
       // Unique: indexes under a key whose dispatch element this owner adds once.
       const p = target.primary;
       for (let i = 0; i < p.length; i++) {
-        b.uniqueElement(endpoints, `${key} . ${i}`, ` : ${p[i]!.ip} . ${p[i]!.port}`);
+        b.uniqueElement(endpoints, `${epKey} . ${i}`, ` : ${p[i]!.ip} . ${p[i]!.port}`);
       }
       const sc = target.shortCircuit;
       for (let i = 0; i < sc.length; i++) {
-        const k = `${key} . ${SHORT_CIRCUIT_OFFSET + i}`;
+        const k = `${epKey} . ${SHORT_CIRCUIT_OFFSET + i}`;
         b.uniqueElement(endpoints, k, ` : ${sc[i]!.ip} . ${sc[i]!.port}`);
       }
     }
@@ -207,8 +209,7 @@ export function renderNftServicePort(
 
   b.element(CLUSTER_IPS, info.clusterIP);
   entry(
-    false,
-    `${info.clusterIP} . ${proto} . ${info.port}`,
+    info.clusterIP,
     "cluster IP",
     internalTarget(),
     !hasEndpoints ? "reject" : !hasInternalEndpoints ? "drop" : null,
@@ -218,14 +219,14 @@ export function renderNftServicePort(
     ? externalTarget(false)
     : null;
   for (const addr of info.externalIPs) {
-    entry(false, `${addr} . ${proto} . ${info.port}`, "external IP", ext, externalFallback);
+    entry(addr, "external IP", ext, externalFallback);
   }
   for (const addr of info.loadBalancerIPs) {
-    entry(false, `${addr} . ${proto} . ${info.port}`, "loadbalancer IP", ext, externalFallback);
+    entry(addr, "loadbalancer IP", ext, externalFallback);
   }
   if (info.nodePort !== 0) {
     const np = hasEndpoints ? externalTarget(true) : null;
-    entry(true, `${proto} . ${info.nodePort}`, "nodePort", np, externalFallback);
+    entry(null, "nodePort", np, externalFallback);
   }
 
   // loadBalancerSourceRanges: dropped before DNAT by firewall-check (NodePorts exempt).

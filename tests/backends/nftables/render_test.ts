@@ -52,17 +52,17 @@ Deno.test("renderNftables() sends every ClusterIP with N endpoints through one s
   const small = renderNftables(state(ports(3)), CIDR).model;
   const big = renderNftables(state(ports(40)), CIDR).model;
   assert.equal(small.chains.size, big.chains.size);
-  assert.deepEqual(rulesOf(big, "service-2"), [
-    "meta l4proto { tcp, udp, sctp } dnat ip addr . port to ip daddr . meta l4proto . th dport . numgen random mod 2 map @service-endpoints",
+  assert.deepEqual(rulesOf(big, "service-tcp-2"), [
+    "meta l4proto tcp dnat ip addr . port to ip daddr . tcp dport . numgen random mod 2 map @service-endpoints-tcp",
   ]);
   assert.deepEqual(elementsOf(small, "service-ips"), [
-    '172.30.1.1 . tcp . 80 comment "ns1/s0:p80 cluster IP" : goto service-2',
-    '172.30.1.2 . tcp . 80 comment "ns1/s1:p80 cluster IP" : goto service-2',
-    '172.30.1.3 . tcp . 80 comment "ns1/s2:p80 cluster IP" : goto service-2',
+    '172.30.1.1 . tcp . 80 comment "ns1/s0:p80 cluster IP" : goto service-tcp-2',
+    '172.30.1.2 . tcp . 80 comment "ns1/s1:p80 cluster IP" : goto service-tcp-2',
+    '172.30.1.3 . tcp . 80 comment "ns1/s2:p80 cluster IP" : goto service-tcp-2',
   ]);
-  assert.deepEqual(elementsOf(small, "service-endpoints").slice(0, 2), [
-    "172.30.1.1 . tcp . 80 . 0 : 10.1.0.1 . 8080",
-    "172.30.1.1 . tcp . 80 . 1 : 10.1.0.2 . 8080",
+  assert.deepEqual(elementsOf(small, "service-endpoints-tcp").slice(0, 2), [
+    "172.30.1.1 . 80 . 0 : 10.1.0.1 . 8080",
+    "172.30.1.1 . 80 . 1 : 10.1.0.2 . 8080",
   ]);
   assert.deepEqual(elementsOf(small, "cluster-ips"), ["172.30.1.1", "172.30.1.2", "172.30.1.3"]);
   // ClusterIP traffic from outside the pod network is masqueraded, once for all services.
@@ -98,12 +98,12 @@ Deno.test("renderNftables() rejects services without endpoints and drops Local o
   ]);
   // ETP Local without local endpoints still short-circuits pod and node traffic.
   assert.deepEqual(elementsOf(m.model, "service-nodeports"), [
-    'tcp . 30003 comment "ns1/etp:p80 nodePort" : goto nodeport-local-0-1',
+    'tcp . 30003 comment "ns1/etp:p80 nodePort" : goto nodeport-local-tcp-0-1',
   ]);
-  const rules = rulesOf(m.model, "nodeport-local-0-1");
+  const rules = rulesOf(m.model, "nodeport-local-tcp-0-1");
   assert.match(
     rules[0]!,
-    /^ip saddr 10\.0\.0\.0\/8 meta l4proto .* offset 32768 map @nodeport-endpoints/,
+    /^ip saddr 10\.0\.0\.0\/8 meta l4proto .* offset 32768 map @nodeport-endpoints-tcp/,
   );
   assert.match(rules[1]!, /^fib saddr type local jump mark-for-masquerade/);
   assert.equal(rules.length, 3);
@@ -129,11 +129,11 @@ Deno.test("renderNftables() serves NodePorts on the primary node IP by default, 
   );
   assert.equal(all.config.loopbackRequested, true);
   // ETP Cluster NodePort traffic is masqueraded, then DNATed by the nodeport map.
-  assert.deepEqual(rulesOf(primary, "nodeport-1"), [
+  assert.deepEqual(rulesOf(primary, "nodeport-tcp-1"), [
     "jump mark-for-masquerade",
-    "meta l4proto { tcp, udp, sctp } dnat ip addr . port to meta l4proto . th dport . numgen random mod 1 map @nodeport-endpoints",
+    "meta l4proto tcp dnat ip addr . port to tcp dport . numgen random mod 1 map @nodeport-endpoints-tcp",
   ]);
-  assert.deepEqual(elementsOf(primary, "nodeport-endpoints"), ["tcp . 30080 . 0 : 10.0.0.5 . 80"]);
+  assert.deepEqual(elementsOf(primary, "nodeport-endpoints-tcp"), ["30080 . 0 : 10.0.0.5 . 80"]);
 });
 
 Deno.test("renderNftables() keeps ETP Local endpoints and the short-circuit list under one key", () => {
@@ -146,14 +146,14 @@ Deno.test("renderNftables() keeps ETP Local endpoints and the short-circuit list
     ]),
     CIDR,
   ).model;
-  assert.deepEqual(elementsOf(m, "service-endpoints"), [
-    "172.30.0.41 . tcp . 80 . 0 : 10.0.0.5 . 80",
-    "172.30.0.41 . tcp . 80 . 1 : 10.0.0.6 . 80",
-    "198.51.100.1 . tcp . 80 . 0 : 10.0.0.5 . 80",
-    "198.51.100.1 . tcp . 80 . 32768 : 10.0.0.5 . 80",
-    "198.51.100.1 . tcp . 80 . 32769 : 10.0.0.6 . 80",
+  assert.deepEqual(elementsOf(m, "service-endpoints-tcp"), [
+    "172.30.0.41 . 80 . 0 : 10.0.0.5 . 80",
+    "172.30.0.41 . 80 . 1 : 10.0.0.6 . 80",
+    "198.51.100.1 . 80 . 0 : 10.0.0.5 . 80",
+    "198.51.100.1 . 80 . 32768 : 10.0.0.5 . 80",
+    "198.51.100.1 . 80 . 32769 : 10.0.0.6 . 80",
   ]);
-  assert.ok(elementsOf(m, "service-ips").some((e) => e.endsWith("goto external-local-1-2")));
+  assert.ok(elementsOf(m, "service-ips").some((e) => e.endsWith("goto external-local-tcp-1-2")));
   assert.deepEqual(elementsOf(m, "hairpin-connections"), ["10.0.0.5 . 10.0.0.5 . tcp . 80"]);
 });
 
@@ -202,11 +202,11 @@ Deno.test("renderNftables() gives ClientIP affinity services their own chains an
   const rules = rulesOf(m, own[0]!);
   assert.match(
     rules[0]!,
-    /^ip saddr @affinity-\S+ update @affinity-\S+ \{ ip saddr \} meta l4proto tcp dnat ip to 10\.0\.0\.5:80$/,
+    /^meta l4proto tcp ip saddr @affinity-\S+ update @affinity-\S+ \{ ip saddr \} dnat ip to 10\.0\.0\.5:80$/,
   );
   assert.match(
     rules[3]!,
-    /^jhash ip saddr \. th sport mod 2 == 1 update .* dnat ip to 10\.0\.0\.6:80$/,
+    /^meta l4proto tcp jhash ip saddr \. th sport mod 2 == 1 update .* dnat ip to 10\.0\.0\.6:80$/,
   );
   assert.deepEqual(rulesOf(m, own[1]!), ["jump mark-for-masquerade", `goto ${own[0]}`]);
 });
@@ -221,8 +221,8 @@ Deno.test("renderNftables() renders IPv6 with ip6 words and keeps masqueradeAll"
     rulesOf(m, "services")[0],
     'ip6 daddr @cluster-ips jump mark-for-masquerade comment "masquerade all clusterIP traffic"',
   );
-  assert.deepEqual(elementsOf(m, "service-endpoints"), [
-    "fd00:30::1 . tcp . 80 . 0 : fd00:10::5 . 80",
+  assert.deepEqual(elementsOf(m, "service-endpoints-tcp"), [
+    "fd00:30::1 . 80 . 0 : fd00:10::5 . 80",
   ]);
   assert.deepEqual(elementsOf(m, "nodeport-ips"), [NODE_IP6]);
 });
@@ -250,7 +250,7 @@ Deno.test("renderNftables() reports a second service on the same address and por
   assert.equal(r.conflicts.length >= 1, true);
   assert.equal(r.conflicts[0]!.key.includes("/b:"), true);
   assert.deepEqual(
-    elementsOf(r.model, "service-endpoints").filter((e) => e.startsWith("172.30.0.1 ")),
-    ["172.30.0.1 . tcp . 80 . 0 : 10.0.0.1 . 80"],
+    elementsOf(r.model, "service-endpoints-tcp").filter((e) => e.startsWith("172.30.0.1 ")),
+    ["172.30.0.1 . 80 . 0 : 10.0.0.1 . 80"],
   );
 });
