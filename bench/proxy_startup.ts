@@ -26,6 +26,8 @@ export interface StartupFigures {
   readonly completeMs: number;
   /** VmRSS after `settleMs` more, kB. */
   readonly settledRssKb: number;
+  /** CPU (own + children) used while idle for the `idleMs` asked of startOnce. */
+  readonly idleCpuMs: number;
   /** VmHWM (peak resident) at that time, kB. */
   readonly peakRssKb: number;
 }
@@ -86,6 +88,15 @@ export async function createStartupLab(services: number): Promise<StartupLab> {
   }
 }
 
+/** CPU time of `pid` and its waited-for children (the netadmin binaries it ran), in ms. */
+function cpuMs(pid: number): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  // Fields after the command name: utime, stime, cutime, cstime are the 12th-15th of them.
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
+  const ticks = f[11]! + f[12]! + f[13]! + f[14]!;
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+
 function memory(pid: number): { rss: number; hwm: number } {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
   const kb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? NaN);
@@ -93,7 +104,11 @@ function memory(pid: number): { rss: number; hwm: number } {
 }
 
 /** Starts the program once, waits for its first complete sync, measures, and stops it. */
-export async function startOnce(lab: StartupLab, settleMs = 0): Promise<StartupFigures> {
+export async function startOnce(
+  lab: StartupLab,
+  settleMs = 0,
+  idleMs = 0,
+): Promise<StartupFigures> {
   const start = performance.now();
   const proc = spawnInNamespace(
     lab.ns,
@@ -117,7 +132,10 @@ export async function startOnce(lab: StartupLab, settleMs = 0): Promise<StartupF
     const completeMs = performance.now() - start;
     if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
     const { rss, hwm } = memory(proc.pid);
-    return { listsMs, completeMs, settledRssKb: rss, peakRssKb: hwm };
+    const cpuBefore = cpuMs(proc.pid);
+    if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
+    const idleCpuMs = cpuMs(proc.pid) - cpuBefore;
+    return { listsMs, completeMs, settledRssKb: rss, peakRssKb: hwm, idleCpuMs };
   } catch (err) {
     console.error(proc.output().slice(-4000));
     throw err;
