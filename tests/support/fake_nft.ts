@@ -4,7 +4,8 @@
  * - `nft -f -` / `nft --check -f -` with `add|delete table`, `add|flush|delete chain`,
  *   `add rule`, `add|flush|delete set|map`, `add|delete element … { … }`; a script applies
  *   atomically (any bad line and nothing changes), as one nft transaction does
- * - `nft list tables`, `nft list table <family> <name>` (a readable dump, not nft's format)
+ * - `nft list tables`, `nft list table <family> <name>` (a readable dump, not nft's format),
+ *   `nft list chain <family> <table> <chain>` (its rules), and one command given as arguments
  * Like the kernel, it refuses rules or verdicts naming missing chains or sets, deleting what
  * does not exist, deleting non-empty or referenced chains and referenced sets, a map element
  * whose key holds another value, and re-declaring a chain's hook or a set's type.
@@ -339,6 +340,16 @@ export class FakeNft {
       }
       const m = /^list table (\S+) (\S+)$/.exec(a);
       if (m) return { code: 0, stdout: this.list(m[1]!, m[2]!), stderr: "" };
+      const c = /^list chain (\S+) (\S+) (\S+)$/.exec(a);
+      if (c) {
+        const chain = this.tables.get(`${c[1]} ${c[2]}`)?.chains.get(c[3]!);
+        if (chain === undefined) throw new NftError(`No such file or directory: chain ${c[3]}`);
+        return { code: 0, stdout: chain.rules.join("\n"), stderr: "" };
+      }
+      if (/^(add|delete|flush) /.test(a)) {
+        this.apply(a);
+        return { code: 0, stdout: "", stderr: "" };
+      }
       return { code: 1, stdout: "", stderr: `Error: unsupported arguments "${a}"\n` };
     } catch (err) {
       if (err instanceof NftError) {

@@ -10,3 +10,4 @@ export * from "./render.ts";
 export * from "./transaction.ts";
 export * from "./table_objects.ts";
 export * from "./table_store.ts";
+export * from "./proxier.ts";

@@ -61,7 +61,7 @@ export class ScriptWriter {
 
   finish(): NftTransaction {
     return {
-      script: this.lines.join("\n") + "\n",
+      script: this.lines.length === 0 ? "" : this.lines.join("\n") + "\n",
       chainsWritten: this.chainsWritten,
       chainsDeleted: this.chainsDeleted,
       setsAdded: this.setsAdded,
