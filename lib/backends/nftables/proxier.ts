@@ -6,9 +6,13 @@
  * service ports the snapshot marks changed. Per sync nothing is read back except, at most
  * once per `checkPeriodMs`, one small chain to notice a table deleted behind our back.
  *
- * Measured on this 2-core machine under a load average of ~5 (other jobs), CPU time:
- * 10,000 services × 10 endpoints cold: render 1.0 s + nft 1.9 s; one endpoint changed:
- * render 6 ms + nft 20-30 ms. Upstream's layout needs ~160 s for the same load (issue 12).
+ * Measured with bench/nftables_layout.ts on this 2-core machine while other jobs kept its load
+ * average at 4-6 (CPU time of our process, then of `nft -f`):
+ * - 10,000 services × 10 endpoints, cold: render + transaction 1.0 s, nft 1.9 s (wall 3.4 s);
+ * - 5,000 × 50 (250,000 endpoints), cold: 1.6 s + 4.9 s (wall 10 s under that load);
+ * - one endpoint changed at either size: 4-7 ms + 20-30 ms CPU (wall 40-100 ms).
+ * Of our 1.0 s, ~0.4 s is the shared untrustedValue() guard (IP parsing of 100k endpoints).
+ * Upstream's layout needs ~160 s for the first case (issue 12).
  */
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
