@@ -152,10 +152,14 @@ Deno.test("e2e nftables layout: real packets through shared chains", async () =>
       forceFullSync: false,
     });
     assert.equal(r2.full, false);
+    assert.equal(await proxier.rulesFlushed(), false);
     assert.deepEqual(
       names(await topo.probe({ from: "client", proto: "tcp", to: "172.30.0.10:80", count: 10 })),
       ["pod-a"],
     );
+    const deleted = await topo.exec("node", "nft", ["delete", "table", "ip", "kube-proxy"]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(await proxier.rulesFlushed(), true);
   } catch (err) {
     console.error(topo.logs());
     throw err;

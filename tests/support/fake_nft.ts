@@ -5,7 +5,8 @@
  *   `add rule`, `add|flush|delete set|map`, `add|delete element … { … }`; a script applies
  *   atomically (any bad line and nothing changes), as one nft transaction does
  * - `nft list tables`, `nft list table <family> <name>` (a readable dump, not nft's format),
- *   `nft list chain <family> <table> <chain>` (its rules), and one command given as arguments
+ *   `nft list chains [family]`, `nft list chain <family> <table> <chain>` (its rules), and one
+ *   command given as arguments
  * Like the kernel, it refuses rules or verdicts naming missing chains or sets, deleting what
  * does not exist, deleting non-empty or referenced chains and referenced sets, a map element
  * whose key holds another value, and re-declaring a chain's hook or a set's type.
@@ -340,6 +341,19 @@ export class FakeNft {
       }
       const m = /^list table (\S+) (\S+)$/.exec(a);
       if (m) return { code: 0, stdout: this.list(m[1]!, m[2]!), stderr: "" };
+      const fam = /^list chains(?: (\S+))?$/.exec(a);
+      if (fam) {
+        const out: string[] = [];
+        for (const [k, t] of this.tables) {
+          if (fam[1] !== undefined && !k.startsWith(`${fam[1]} `)) continue;
+          out.push(
+            `table ${k} {`,
+            ...[...t.chains.keys()].flatMap((n) => [`\tchain ${n} {`, "\t}"]),
+            "}",
+          );
+        }
+        return { code: 0, stdout: out.join("\n") + "\n", stderr: "" };
+      }
       const c = /^list chain (\S+) (\S+) (\S+)$/.exec(a);
       if (c) {
         const chain = this.tables.get(`${c[1]} ${c[2]}`)?.chains.get(c[3]!);

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { createNftablesProxier, renderNftables } from "../../../lib/backends/nftables/mod.ts";
+import {
+  createNftablesProxier,
+  hasChain,
+  renderNftables,
+} from "../../../lib/backends/nftables/mod.ts";
 import { CommandError } from "../../../lib/exec/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { FakeNft } from "../../support/fake_nft.ts";
@@ -101,4 +105,26 @@ Deno.test("createNftablesProxier() syncs full on forceFullSync and cleans both t
   await proxier.cleanup();
   assert.equal(fake.tables.size, 0);
   await assert.rejects(proxier.sync(state([], { family: "IPv6" })), RangeError);
+});
+
+Deno.test("hasChain() finds a chain only in the named table", () => {
+  const listing = [
+    "table ip other {",
+    "\tchain services {",
+    "\t}",
+    "}",
+    "table ip kube-proxy {",
+    "\tchain nat-prerouting {",
+    "\t\ttype nat hook prerouting priority dstnat; policy accept;",
+    "\t}",
+    "\tchain services {",
+    "\t}",
+    "}",
+  ].join("\n");
+  assert.equal(hasChain(listing, "ip", "kube-proxy", "services"), true);
+  assert.equal(hasChain(listing, "ip6", "kube-proxy", "services"), false);
+  assert.equal(
+    hasChain(listing.replace(/table ip kube-proxy[^]*/, ""), "ip", "kube-proxy", "services"),
+    false,
+  );
 });
