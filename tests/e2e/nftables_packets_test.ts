@@ -153,6 +153,14 @@ Deno.test("e2e nftables layout: real packets through shared chains", async () =>
     });
     assert.equal(r2.full, false);
     assert.equal(await proxier.rulesFlushed(), false);
+    // A restarted proxier finds the kernel's table equal to its render and writes nothing.
+    const restarted = createNftablesProxier({
+      family: "IPv4",
+      runner,
+      clusterCIDRs: ["10.0.0.0/8"],
+    });
+    const r3 = await restarted.sync({ ...s, services, forceFullSync: true });
+    assert.equal(r3.adopted, true);
     assert.deepEqual(
       names(await topo.probe({ from: "client", proto: "tcp", to: "172.30.0.10:80", count: 10 })),
       ["pod-a"],

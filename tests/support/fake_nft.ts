@@ -5,7 +5,7 @@
  *   `add rule`, `add|flush|delete set|map`, `add|delete element … { … }`; a script applies
  *   atomically (any bad line and nothing changes), as one nft transaction does
  * - `nft list tables`, `nft list table <family> <name>` (a readable dump, not nft's format),
- *   `nft list chains [family]`, `nft list chain <family> <table> <chain>` (its rules), and one
+ *   `nft list chains [family]`, `nft list map|set <family> <table> <name>`, `nft list chain <family> <table> <chain>` (its rules), and one
  *   command given as arguments
  * Like the kernel, it refuses rules or verdicts naming missing chains or sets, deleting what
  * does not exist, deleting non-empty or referenced chains and referenced sets, a map element
@@ -353,6 +353,16 @@ export class FakeNft {
           );
         }
         return { code: 0, stdout: out.join("\n") + "\n", stderr: "" };
+      }
+      const mp = /^list (map|set) (\S+) (\S+) (\S+)$/.exec(a);
+      if (mp) {
+        const set = this.tables.get(`${mp[2]} ${mp[3]}`)?.sets.get(mp[4]!);
+        if (set === undefined) throw new NftError(`No such file or directory: ${mp[1]} ${mp[4]}`);
+        const elements = [...set.elements].map(([k, v]) => `${k}${v}`).join(", ");
+        const body = [`\t${mp[1]} ${mp[4]} {`, `\t\t${set.spec[0]}`];
+        if (elements !== "") body.push(`\t\telements = { ${elements} }`);
+        const text = [`table ${mp[2]} ${mp[3]} {`, ...body, "\t}", "}", ""].join("\n");
+        return { code: 0, stdout: text, stderr: "" };
       }
       const c = /^list chain (\S+) (\S+) (\S+)$/.exec(a);
       if (c) {

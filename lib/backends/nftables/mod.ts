@@ -12,3 +12,4 @@ export * from "./transaction.ts";
 export * from "./table_objects.ts";
 export * from "./table_store.ts";
 export * from "./proxier.ts";
+export * from "./table_stamp.ts";

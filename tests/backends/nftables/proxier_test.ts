@@ -128,3 +128,31 @@ Deno.test("hasChain() finds a chain only in the named table", () => {
     false,
   );
 });
+
+Deno.test("createNftablesProxier() adopts a table that already holds its render after a restart", async () => {
+  const { fake, proxier } = setup();
+  const s1 = state([sps(svc(), [ep("10.0.0.1"), ep("10.0.0.2")]), ...variedServicePorts(30)]);
+  await proxier.sync(s1);
+  const s2 = moved(s1, "10.0.0.9");
+  await proxier.sync(s2);
+  const s3 = moved(s2, "10.0.0.8");
+  await proxier.sync(s3);
+  // A new process: the incrementally kept fingerprint equals the fresh render's.
+  const runs = fake.scripts.length;
+  const restarted = createNftablesProxier({ family: "IPv4", runner: fake.runner(), ...OPTS });
+  const r = await restarted.sync({
+    ...s3,
+    forceFullSync: true,
+    changed: new Set(s3.services.keys()),
+  });
+  assert.equal(r.adopted, true);
+  assert.equal(fake.scripts.length, runs);
+  // Then it goes on with partial syncs as usual.
+  const r2 = await restarted.sync(moved(s3, "10.0.0.7"));
+  assert.equal(r2.full, false);
+  // A restart onto a table that differs rewrites it.
+  const other = createNftablesProxier({ family: "IPv4", runner: fake.runner(), ...OPTS });
+  const r3 = await other.sync({ ...s1, forceFullSync: true });
+  assert.equal(r3.adopted, false);
+  assert.equal(r3.full, true);
+});
