@@ -4,7 +4,9 @@
  * - `nft -f -` / `nft --check -f -` with `add|delete table`, `add|flush|delete chain`,
  *   `add rule`, `add|flush|delete set|map`, `add|delete element … { … }`; a script applies
  *   atomically (any bad line and nothing changes), as one nft transaction does
- * - `nft list tables`, `nft list table <family> <name>` (a readable dump, not nft's format)
+ * - `nft list tables`, `nft list table <family> <name>` (a readable dump, not nft's format),
+ *   `nft list chains [family]`, `nft list map|set <family> <table> <name>`, `nft list chain <family> <table> <chain>` (its rules), and one
+ *   command given as arguments
  * Like the kernel, it refuses rules or verdicts naming missing chains or sets, deleting what
  * does not exist, deleting non-empty or referenced chains and referenced sets, a map element
  * whose key holds another value, and re-declaring a chain's hook or a set's type.
@@ -339,6 +341,39 @@ export class FakeNft {
       }
       const m = /^list table (\S+) (\S+)$/.exec(a);
       if (m) return { code: 0, stdout: this.list(m[1]!, m[2]!), stderr: "" };
+      const fam = /^list chains(?: (\S+))?$/.exec(a);
+      if (fam) {
+        const out: string[] = [];
+        for (const [k, t] of this.tables) {
+          if (fam[1] !== undefined && !k.startsWith(`${fam[1]} `)) continue;
+          out.push(
+            `table ${k} {`,
+            ...[...t.chains.keys()].flatMap((n) => [`\tchain ${n} {`, "\t}"]),
+            "}",
+          );
+        }
+        return { code: 0, stdout: out.join("\n") + "\n", stderr: "" };
+      }
+      const mp = /^list (map|set) (\S+) (\S+) (\S+)$/.exec(a);
+      if (mp) {
+        const set = this.tables.get(`${mp[2]} ${mp[3]}`)?.sets.get(mp[4]!);
+        if (set === undefined) throw new NftError(`No such file or directory: ${mp[1]} ${mp[4]}`);
+        const elements = [...set.elements].map(([k, v]) => `${k}${v}`).join(", ");
+        const body = [`\t${mp[1]} ${mp[4]} {`, `\t\t${set.spec[0]}`];
+        if (elements !== "") body.push(`\t\telements = { ${elements} }`);
+        const text = [`table ${mp[2]} ${mp[3]} {`, ...body, "\t}", "}", ""].join("\n");
+        return { code: 0, stdout: text, stderr: "" };
+      }
+      const c = /^list chain (\S+) (\S+) (\S+)$/.exec(a);
+      if (c) {
+        const chain = this.tables.get(`${c[1]} ${c[2]}`)?.chains.get(c[3]!);
+        if (chain === undefined) throw new NftError(`No such file or directory: chain ${c[3]}`);
+        return { code: 0, stdout: chain.rules.join("\n"), stderr: "" };
+      }
+      if (/^(add|delete|flush) /.test(a)) {
+        this.apply(a);
+        return { code: 0, stdout: "", stderr: "" };
+      }
       return { code: 1, stdout: "", stderr: `Error: unsupported arguments "${a}"\n` };
     } catch (err) {
       if (err instanceof NftError) {

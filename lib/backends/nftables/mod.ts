@@ -1,6 +1,7 @@
 /**
- * Public face of lib/backends/nftables: the pure renderer (ProxyState → table model), the
- * transaction builder (model → `nft -f -` script), and `--cleanup` of the `kube-proxy` tables.
+ * Public face of lib/backends/nftables: the pure renderer (ProxyState → table model or table
+ * store), the transaction builders (full, model diff, store changes → `nft -f -` script), the
+ * proxier that applies them, and `--cleanup` of the `kube-proxy` tables.
  */
 export * from "./cleanup.ts";
 export * from "./table_model.ts";
@@ -10,3 +11,5 @@ export * from "./render.ts";
 export * from "./transaction.ts";
 export * from "./table_objects.ts";
 export * from "./table_store.ts";
+export * from "./proxier.ts";
+export * from "./table_stamp.ts";

@@ -48,6 +48,12 @@ export const NFT_PROTOCOLS: readonly string[] = ["tcp", "udp", "sctp"];
 export const HAIRPIN_CONNECTIONS = "hairpin-connections";
 
 /**
+ * `0 : hash-low, 1 : hash-high` of everything else in the table, rewritten by every
+ * transaction; a restarted proxy that renders the same fingerprint adopts the table unwritten.
+ */
+export const SYNC_STAMP = "sync-stamp";
+
+/**
  * Index offset in the endpoint maps of the Cluster-policy endpoints of an
  * externalTrafficPolicy Local entry point (what pod and node traffic short-circuits to).
  */

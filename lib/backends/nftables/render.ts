@@ -116,6 +116,8 @@ export function renderNftables(
 ): NftRenderResult {
   const config = resolveNftRenderConfig(state, options);
   const store = newNftTableStore(config);
+  store.suspendTracking();
   const report = updateNftTableStore(store, state, config, true);
-  return { ...report, model: store.model(), config };
+  // The store is dropped here, so its live view is as good as a copy.
+  return { ...report, model: store.view(), config };
 }

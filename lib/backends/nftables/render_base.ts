@@ -25,6 +25,7 @@ import {
   SERVICE_IPS,
   SERVICE_NODEPORTS,
   SERVICES_CHAIN,
+  SYNC_STAMP,
 } from "./names.ts";
 import type { NftRenderConfig } from "./render_options.ts";
 import { nftQuote } from "./table_model.ts";
@@ -157,6 +158,10 @@ export function renderBase(b: ObjectCollector, c: NftRenderConfig): void {
       comment(`${p} endpoints of NodePort traffic, by index`),
     ]);
   }
+  b.set(SYNC_STAMP, "map", [
+    "type mark : mark",
+    comment("fingerprint of this table as kube-proxy last wrote it"),
+  ]);
   b.set(HAIRPIN_CONNECTIONS, "set", [
     `type ${a} . ${a} . inet_proto . inet_service`,
     comment("service hairpin connections"),

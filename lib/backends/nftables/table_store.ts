@@ -16,6 +16,7 @@ import {
   sameRules,
   sameSetSpec,
 } from "./table_model.ts";
+import { TableStamp } from "./table_stamp.ts";
 import { type NftTransaction, ScriptWriter, setBody, tableRef } from "./transaction.ts";
 
 interface Counted<T> {
@@ -28,6 +29,18 @@ interface OwnerRecord {
   /** Per element of `objects.elements`: whether this owner holds a reference. */
   readonly held: Uint8Array;
   readonly heldChains: readonly boolean[];
+}
+
+function elementText(set: string, key: string, rest: string): string {
+  return `e\u0000${set}\u0000${key}${rest}`;
+}
+
+function chainText(ch: NftChain): string {
+  return `c\u0000${ch.name}\u0000${JSON.stringify(ch.hook ?? null)}\u0000${ch.rules.join("\n")}`;
+}
+
+function setText(s: NftSet): string {
+  return `s\u0000${s.name}\u0000${s.kind}\u0000${s.spec.join(";")}`;
 }
 
 /** An element or chain another owner already holds with a different value. */
@@ -50,6 +63,7 @@ export class NftTableStore {
   #dirtySets = new Map<string, NftSet | undefined>();
   #dirtyElements = new Map<string, Map<string, string | undefined>>();
   #tracking = true;
+  readonly #stamp = new TableStamp();
 
   /** An empty store for the table `family name`. */
   constructor(
@@ -57,6 +71,11 @@ export class NftTableStore {
     readonly name: string,
     readonly comment: string,
   ) {}
+
+  /** The fingerprint of everything held (see table_stamp.ts). */
+  stamp(): readonly [number, number] {
+    return this.#stamp.halves();
+  }
 
   /** The owners currently held. */
   owners(): IterableIterator<string> {
@@ -80,6 +99,7 @@ export class NftTableStore {
       if (cur === undefined) {
         this.#touchSet(s.name);
         this.#sets.set(s.name, { value: s, refs: 1 });
+        this.#stamp.toggle(setText(s));
       } else cur.refs++;
     }
     const heldChains = objects.chains.map((ch) => {
@@ -87,6 +107,7 @@ export class NftTableStore {
       if (cur === undefined) {
         this.#touchChain(ch.name);
         this.#chains.set(ch.name, { value: ch, refs: 1 });
+        this.#stamp.toggle(chainText(ch));
         return true;
       }
       if (!sameRules(cur.value.rules, ch.rules) || !sameHook(cur.value.hook, ch.hook)) {
@@ -111,6 +132,7 @@ export class NftTableStore {
       if (cur === undefined) {
         this.#touchElement(e.set, e.key, set);
         set.set(e.key, e.rest);
+        this.#stamp.toggle(elementText(e.set, e.key, e.rest));
         held[i] = 1;
       } else if (cur !== e.rest) {
         conflicts.push({ owner, what: `${e.set} element ${e.key}` });
@@ -141,6 +163,7 @@ export class NftTableStore {
       }
       this.#touchElement(e.set, e.key, set);
       set.delete(e.key);
+      this.#stamp.toggle(elementText(e.set, e.key, e.rest));
     }
     rec.objects.chains.forEach((ch, i) => {
       if (!rec.heldChains[i]) return;
@@ -148,6 +171,7 @@ export class NftTableStore {
       if (--cur.refs === 0) {
         this.#touchChain(ch.name);
         this.#chains.delete(ch.name);
+        this.#stamp.toggle(chainText(cur.value));
       }
     });
     for (const s of rec.objects.sets) {
@@ -155,6 +179,7 @@ export class NftTableStore {
       if (--cur.refs === 0) {
         this.#touchSet(s.name);
         this.#sets.delete(s.name);
+        this.#stamp.toggle(setText(cur.value));
       }
     }
   }
@@ -193,13 +218,26 @@ export class NftTableStore {
     this.#dirtyElements = new Map();
   }
 
-  /** The whole table as held now. */
+  /** The whole table as held now (a copy: later changes to the store do not show). */
   model(): NftTableModel {
+    return this.#model(true);
+  }
+
+  /**
+   * The whole table as held now without copying the element maps: valid only until the next
+   * replace(). For writing a full transaction, where copying 100k+ elements is wasted work.
+   */
+  view(): NftTableModel {
+    return this.#model(false);
+  }
+
+  #model(copy: boolean): NftTableModel {
     const chains = new Map<string, NftChain>();
     for (const [n, c] of this.#chains) chains.set(n, c.value);
     const sets = new Map<string, NftSet>();
     for (const [n, s] of this.#sets) {
-      sets.set(n, { ...s.value, elements: new Map(this.#elements.get(n) ?? []) });
+      const held = this.#elements.get(n) ?? new Map<string, string>();
+      sets.set(n, { ...s.value, elements: copy ? new Map(held) : held });
     }
     return { family: this.family, name: this.name, comment: this.comment, chains, sets };
   }

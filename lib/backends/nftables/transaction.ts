@@ -14,6 +14,17 @@ import {
   sameSetSpec,
 } from "./table_model.ts";
 
+/** The transaction that changes nothing (no nft run at all). */
+export const EMPTY_TRANSACTION: NftTransaction = {
+  script: "",
+  chainsWritten: 0,
+  chainsDeleted: 0,
+  setsAdded: 0,
+  setsDeleted: 0,
+  elementsAdded: 0,
+  elementsDeleted: 0,
+};
+
 /** Elements per `add element` / `delete element` command (keeps lines a sane length). */
 export const ELEMENTS_PER_COMMAND = 1000;
 
@@ -61,7 +72,7 @@ export class ScriptWriter {
 
   finish(): NftTransaction {
     return {
-      script: this.lines.join("\n") + "\n",
+      script: this.lines.length === 0 ? "" : this.lines.join("\n") + "\n",
       chainsWritten: this.chainsWritten,
       chainsDeleted: this.chainsDeleted,
       setsAdded: this.setsAdded,

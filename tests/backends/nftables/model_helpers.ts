@@ -4,7 +4,10 @@
  */
 import type { NftTableModel } from "../../../lib/backends/nftables/mod.ts";
 
-/** A canonical, sorted text of a model: equal texts mean equal tables. */
+/**
+ * A canonical, sorted text of a model: equal texts mean equal tables. The elements of
+ * `sync-stamp` are left out: the proxier writes them, the renderer's model never has them.
+ */
 export function modelText(m: NftTableModel | undefined): string {
   if (m === undefined) return "<no table>";
   const out = [`table ${m.family} ${m.name} "${m.comment}"`];
@@ -15,6 +18,7 @@ export function modelText(m: NftTableModel | undefined): string {
   for (const name of [...m.sets.keys()].sort()) {
     const s = m.sets.get(name)!;
     out.push(`${s.kind} ${name} ${s.spec.join(" ; ")}`);
+    if (name === "sync-stamp") continue;
     out.push(...[...s.elements].map(([k, v]) => `  ${k}${v}`).sort());
   }
   return out.join("\n");

@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import {
+  createNftablesProxier,
+  hasChain,
+  renderNftables,
+} from "../../../lib/backends/nftables/mod.ts";
+import { CommandError } from "../../../lib/exec/mod.ts";
+import type { ProxyState } from "../../../lib/proxy/mod.ts";
+import { FakeNft } from "../../support/fake_nft.ts";
+import { ep, key, sps, state, svc, variedServicePorts } from "../iptables/state_fixtures.ts";
+import { modelText } from "./model_helpers.ts";
+
+const OPTS = { clusterCIDRs: ["10.0.0.0/8"] };
+
+function setup(checkPeriodMs = 30_000) {
+  const fake = new FakeNft();
+  let clock = 0;
+  const proxier = createNftablesProxier({
+    family: "IPv4",
+    runner: fake.runner(),
+    now: () => clock,
+    checkPeriodMs,
+    ...OPTS,
+  });
+  const table = () => modelText(fake.model("ip", "kube-proxy"));
+  const want = (s: ProxyState) => modelText(renderNftables(s, OPTS).model);
+  return { fake, proxier, table, want, tick: (ms: number) => (clock += ms) };
+}
+
+/** The state after moving one endpoint of svc1 (the only key marked changed). */
+function moved(s: ProxyState, ip: string): ProxyState {
+  const services = new Map(s.services);
+  services.set(key(), sps(svc(), [ep(ip), ep("10.0.0.2")]));
+  return { ...s, services, changed: new Set([key()]), forceFullSync: false };
+}
+
+Deno.test("createNftablesProxier() syncs full first, then only what changed", async () => {
+  const { fake, proxier, table, want } = setup();
+  const s1 = state([sps(svc(), [ep("10.0.0.1"), ep("10.0.0.2")]), ...variedServicePorts(30)]);
+  const r1 = await proxier.sync(s1);
+  assert.equal(r1.full, true);
+  assert.equal(table(), want(s1));
+  const s2 = moved(s1, "10.0.0.9");
+  const r2 = await proxier.sync(s2);
+  assert.equal(r2.full, false);
+  // One endpoint-map element changes value: one delete, one add, nothing else.
+  assert.deepEqual([r2.transaction.elementsAdded, r2.transaction.elementsDeleted], [1, 1]);
+  assert.equal(r2.transaction.chainsWritten, 0);
+  assert.equal(table(), want(s2));
+  // Nothing changed: no nft run at all.
+  const runs = fake.scripts.length;
+  const r3 = await proxier.sync({ ...s2, changed: new Set() });
+  assert.equal(r3.transaction.script, "");
+  assert.equal(fake.scripts.length, runs);
+});
+
+Deno.test("createNftablesProxier() keeps the table on a failed nft -f and syncs full next", async () => {
+  const { fake, proxier, table, want } = setup();
+  let failures = 0;
+  const counted = createNftablesProxier({
+    family: "IPv4",
+    runner: fake.runner(),
+    metrics: { syncFailure: () => failures++, cleanupFailure: () => {} },
+    ...OPTS,
+  });
+  const s1 = state([sps(svc(), [ep("10.0.0.1"), ep("10.0.0.2")])]);
+  await counted.sync(s1);
+  const before = table();
+  fake.failNext = 1;
+  await assert.rejects(counted.sync(moved(s1, "10.0.0.7")), CommandError);
+  assert.equal(failures, 1);
+  assert.equal(table(), before);
+  const s3 = moved(s1, "10.0.0.8");
+  const r = await counted.sync(s3);
+  assert.equal(r.full, true);
+  assert.equal(table(), want(s3));
+  assert.ok(proxier !== undefined);
+});
+
+Deno.test("createNftablesProxier() recreates a table deleted behind its back within the check period", async () => {
+  const { fake, proxier, table, want, tick } = setup(30_000);
+  const s1 = state([sps(svc(), [ep("10.0.0.1"), ep("10.0.0.2")])]);
+  await proxier.sync(s1);
+  fake.apply("delete table ip kube-proxy");
+  assert.equal(await proxier.rulesFlushed(), true);
+  tick(1000);
+  // Within the period the proxier does not look (a partial sync fails: the table is gone).
+  await assert.rejects(proxier.sync(moved(s1, "10.0.0.3")), CommandError);
+  const r = await proxier.sync(moved(s1, "10.0.0.4"));
+  assert.equal(r.full, true);
+  fake.apply("delete table ip kube-proxy");
+  tick(30_000);
+  const s5 = moved(s1, "10.0.0.5");
+  const r5 = await proxier.sync(s5);
+  assert.equal(r5.full, true);
+  assert.equal(table(), want(s5));
+  assert.equal(await proxier.rulesFlushed(), false);
+});
+
+Deno.test("createNftablesProxier() syncs full on forceFullSync and cleans both tables up", async () => {
+  const { fake, proxier } = setup();
+  const s1 = state([sps(svc(), [ep("10.0.0.1")])]);
+  await proxier.sync(s1);
+  assert.equal((await proxier.sync({ ...s1, forceFullSync: true })).full, true);
+  await proxier.cleanup();
+  assert.equal(fake.tables.size, 0);
+  await assert.rejects(proxier.sync(state([], { family: "IPv6" })), RangeError);
+});
+
+Deno.test("hasChain() finds a chain only in the named table", () => {
+  const listing = [
+    "table ip other {",
+    "\tchain services {",
+    "\t}",
+    "}",
+    "table ip kube-proxy {",
+    "\tchain nat-prerouting {",
+    "\t\ttype nat hook prerouting priority dstnat; policy accept;",
+    "\t}",
+    "\tchain services {",
+    "\t}",
+    "}",
+  ].join("\n");
+  assert.equal(hasChain(listing, "ip", "kube-proxy", "services"), true);
+  assert.equal(hasChain(listing, "ip6", "kube-proxy", "services"), false);
+  assert.equal(
+    hasChain(listing.replace(/table ip kube-proxy[^]*/, ""), "ip", "kube-proxy", "services"),
+    false,
+  );
+});
+
+Deno.test("createNftablesProxier() adopts a table that already holds its render after a restart", async () => {
+  const { fake, proxier } = setup();
+  const s1 = state([sps(svc(), [ep("10.0.0.1"), ep("10.0.0.2")]), ...variedServicePorts(30)]);
+  await proxier.sync(s1);
+  const s2 = moved(s1, "10.0.0.9");
+  await proxier.sync(s2);
+  const s3 = moved(s2, "10.0.0.8");
+  await proxier.sync(s3);
+  // A new process: the incrementally kept fingerprint equals the fresh render's.
+  const runs = fake.scripts.length;
+  const restarted = createNftablesProxier({ family: "IPv4", runner: fake.runner(), ...OPTS });
+  const r = await restarted.sync({
+    ...s3,
+    forceFullSync: true,
+    changed: new Set(s3.services.keys()),
+  });
+  assert.equal(r.adopted, true);
+  assert.equal(fake.scripts.length, runs);
+  // Then it goes on with partial syncs as usual.
+  const r2 = await restarted.sync(moved(s3, "10.0.0.7"));
+  assert.equal(r2.full, false);
+  // A restart onto a table that differs rewrites it.
+  const other = createNftablesProxier({ family: "IPv4", runner: fake.runner(), ...OPTS });
+  const r3 = await other.sync({ ...s1, forceFullSync: true });
+  assert.equal(r3.adopted, false);
+  assert.equal(r3.full, true);
+});
