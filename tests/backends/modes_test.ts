@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { iptablesMode } from "../../lib/backends/iptables/mod.ts";
+import { createNftablesMode, parseNftVersion } from "../../lib/backends/nftables/mod.ts";
 import {
   cleanupModes,
   leftoverModes,
@@ -10,6 +11,7 @@ import { defaultConfig } from "../../lib/config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../lib/exec/mod.ts";
 import { createMemoryLogger, silentLogger } from "../../lib/log/mod.ts";
 import { fakeNode, seedEveryMode } from "../support/fake_node.ts";
+import { ep, sps, state, svc } from "./iptables/state_fixtures.ts";
 
 const context = (runner: CommandRunner) => ({
   config: defaultConfig(),
@@ -23,7 +25,7 @@ Deno.test("PROXY_MODES holds every --proxy-mode, each under its own name", () =>
   assert.equal(PROXY_MODES.iptables.startMessage, "Using iptables proxy");
 });
 
-for (const name of ["ipvs", "nftables"] as const) {
+for (const name of ["ipvs"] as const) {
   Deno.test(`the ${name} mode answers "not built yet" with exit code 1, at start and in render`, async () => {
     const { run } = fakeNode();
     await assert.rejects(
@@ -91,4 +93,51 @@ Deno.test("starting in nftables mode removes iptables and IPVS leftovers, keepin
   assert.ok(!net.ipsets.has("KUBE-CLUSTER-IP"));
   assert.ok(net.ipsets.has("my-allowlist"));
   assert.ok(net.nftTables.has("ip kube-proxy"), "its own table stays");
+});
+
+/** A node whose `nft` prints `version` and accepts (or refuses) `nft --check`. */
+function nftNode(version: string | null, checkOk = true): CommandRunner {
+  return ({ cmd, args }) => {
+    if (cmd !== "nft" || version === null) {
+      return Promise.resolve({ code: COMMAND_NOT_FOUND, stdout: "", stderr: "not found" });
+    }
+    if (args[0] === "--version") return Promise.resolve({ code: 0, stdout: version, stderr: "" });
+    return Promise.resolve(
+      checkOk
+        ? { code: 0, stdout: "", stderr: "" }
+        : { code: 1, stdout: "", stderr: "Error: Could not process rule: No such file" },
+    );
+  };
+}
+
+Deno.test("nftables mode checks nft >= 1.0.1, kernel >= 5.13 and a test table, exit 2 naming what fails", async () => {
+  const mode = (release = "6.1.0-56-amd64", skip?: string) =>
+    createNftablesMode({ osRelease: () => release, env: () => skip });
+  const fails = async (m: ReturnType<typeof mode>, runner: CommandRunner, what: RegExp) =>
+    await assert.rejects(
+      m.prepare(context(runner)),
+      (e) => e instanceof ModeUnavailableError && e.exitCode === 2 && what.test(e.message),
+    );
+  await fails(mode(), nftNode(null), /nft is not installed/);
+  await fails(mode(), nftNode("nftables v1.0.0 (Fearless Fosdick #3)"), /older than v1\.0\.1/);
+  await fails(
+    mode("5.10.0-28-amd64"),
+    nftNode("nftables v1.0.6 (Lester Gooch #5)"),
+    /kernel "5\.10/,
+  );
+  await fails(mode(), nftNode("nftables v1.0.6 (Lester Gooch #5)", false), /nft --check/);
+  const ok = await mode("5.10.0-28-amd64", "1").prepare(
+    context(nftNode("nftables v1.0.6 (Lester Gooch #5)")),
+  );
+  assert.deepEqual(ok.families, ["IPv4", "IPv6"]);
+  assert.deepEqual(parseNftVersion("nftables v1.1.3 (Commodore Bullmoose #4)"), [1, 1, 3]);
+});
+
+Deno.test("nftables mode renders the nft -f script of each family's state", () => {
+  const text = PROXY_MODES.nftables.render(defaultConfig(), [
+    state([sps(svc(), [ep("10.180.0.1")])]),
+  ]);
+  assert.match(text, /^# IPv4: input for nft -f -\nadd table ip kube-proxy\n/);
+  assert.match(text, /dnat ip addr \. port to/);
+  assert.match(text, /service-endpoints-tcp { 172\.30\.0\.41 \. 80 \. 0 : 10\.180\.0\.1 \. 80 }/);
 });

@@ -1,3 +1,4 @@
 /** Public face of lib/backends/common: what every mode's renderer shares. */
 export * from "./name_hash.ts";
 export * from "./untrusted_value.ts";
+export * from "./render_config.ts";

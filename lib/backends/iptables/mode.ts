@@ -5,7 +5,8 @@
 import type { ProxyConfig } from "../../config/mod.ts";
 import { type CommandRunner, ensureSysctl } from "../../exec/mod.ts";
 import type { Logger } from "../../log/mod.ts";
-import { ipCommandAddressLister, parseCIDR } from "../../net/mod.ts";
+import { ipCommandAddressLister } from "../../net/mod.ts";
+import { commonRenderOptions } from "../common/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { ModeUnavailableError, type ProxyMode } from "../mode.ts";
 import { cleanupIptables } from "./cleanup.ts";
@@ -20,25 +21,14 @@ export function iptablesRenderOptions(
   config: ProxyConfig,
   family: IPFamily,
 ): IptablesRenderOptions {
-  const detectLocal = {
-    mode: config.detectLocalMode,
-    bridgeInterface: config.detectLocal.bridgeInterface.trim(),
-    interfaceNamePrefix: config.detectLocal.interfaceNamePrefix.trim(),
-  };
+  const common = commonRenderOptions(config, family);
   // Fail at startup, not at every sync, on an interface name that cannot go into a rule.
-  localTrafficDetector(detectLocal, family);
-  return {
-    masqueradeBit: config.masqueradeBit,
-    masqueradeAll: config.masqueradeAll,
-    clusterCIDRs: config.clusterCIDRs.filter((c) => parseCIDR(c)?.family === family),
-    detectLocalMode: detectLocal.mode,
-    bridgeInterface: detectLocal.bridgeInterface,
-    interfaceNamePrefix: detectLocal.interfaceNamePrefix,
-    localhostNodePorts: config.iptables.localhostNodePorts,
-    nodePortAddresses: config.nodePortAddresses.filter((a) =>
-      a === "primary" || parseCIDR(a)?.family === family
-    ),
-  };
+  localTrafficDetector({
+    mode: common.detectLocalMode,
+    bridgeInterface: common.bridgeInterface,
+    interfaceNamePrefix: common.interfaceNamePrefix,
+  }, family);
+  return { ...common, localhostNodePorts: config.iptables.localhostNodePorts };
 }
 
 /** The families to proxy: IPv4 always, IPv6 when ip6tables works on this node. */

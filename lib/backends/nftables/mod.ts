@@ -13,3 +13,4 @@ export * from "./table_objects.ts";
 export * from "./table_store.ts";
 export * from "./proxier.ts";
 export * from "./table_stamp.ts";
+export * from "./mode.ts";

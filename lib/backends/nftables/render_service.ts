@@ -38,6 +38,9 @@ import {
 import type { NftRenderConfig } from "./render_options.ts";
 import { nftQuote } from "./table_model.ts";
 
+/** The jhash seed of every affinity pick rule (any fixed value works; the same for all). */
+const AFFINITY_PICK_SEED = "0x6b707279";
+
 /** The objects of one service port and what it reports to metrics. */
 export interface NftServicePortObjects extends NftOwnedObjects {
   readonly noLocalEndpointsInternal: boolean;
@@ -105,7 +108,11 @@ export function renderNftServicePort(
       const act = `update @${set} { ${ip} saddr } dnat ${ip} to ${joinHostPort(ep.ip, ep.port)}`;
       const l4 = `meta l4proto ${proto}`;
       rules.push(`${l4} ${ip} saddr @${set} ${act}`);
-      picks.push(`${l4} jhash ${ip} saddr . th sport mod ${eps.length} == ${i} ${act}`);
+      // One fixed seed for every pick: without it the kernel seeds each jhash expression at
+      // random, so a new client could match none of the picks and go un-DNATed.
+      picks.push(
+        `${l4} jhash ${ip} saddr . th sport mod ${eps.length} seed ${AFFINITY_PICK_SEED} == ${i} ${act}`,
+      );
     });
     b.chain(chain, [...rules, ...picks]);
     return chain;

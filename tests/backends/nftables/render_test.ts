@@ -206,7 +206,7 @@ Deno.test("renderNftables() gives ClientIP affinity services their own chains an
   );
   assert.match(
     rules[3]!,
-    /^meta l4proto tcp jhash ip saddr \. th sport mod 2 == 1 update .* dnat ip to 10\.0\.0\.6:80$/,
+    /^meta l4proto tcp jhash ip saddr \. th sport mod 2 seed 0x6b707279 == 1 update .* dnat ip to 10\.0\.0\.6:80$/,
   );
   assert.deepEqual(rulesOf(m, own[1]!), ["jump mark-for-masquerade", `goto ${own[0]}`]);
 });

@@ -1,0 +1,32 @@
+/** The settings every mode's renderer takes from the configuration, for one IP family. */
+import type { LocalMode, ProxyConfig } from "../../config/mod.ts";
+import { parseCIDR } from "../../net/mod.ts";
+import type { IPFamily } from "../../proxy/mod.ts";
+
+/** Masquerade, local-traffic detection and NodePort addresses, filtered to one family. */
+export interface CommonRenderOptions {
+  readonly masqueradeBit: number;
+  readonly masqueradeAll: boolean;
+  /** --cluster-cidr values of this family. */
+  readonly clusterCIDRs: readonly string[];
+  readonly detectLocalMode: LocalMode;
+  readonly bridgeInterface: string;
+  readonly interfaceNamePrefix: string;
+  /** --nodeport-addresses entries of this family, and `primary`. */
+  readonly nodePortAddresses: readonly string[];
+}
+
+/** The common render settings of `family`, taken from the configuration. */
+export function commonRenderOptions(config: ProxyConfig, family: IPFamily): CommonRenderOptions {
+  return {
+    masqueradeBit: config.masqueradeBit,
+    masqueradeAll: config.masqueradeAll,
+    clusterCIDRs: config.clusterCIDRs.filter((c) => parseCIDR(c)?.family === family),
+    detectLocalMode: config.detectLocalMode,
+    bridgeInterface: config.detectLocal.bridgeInterface.trim(),
+    interfaceNamePrefix: config.detectLocal.interfaceNamePrefix.trim(),
+    nodePortAddresses: config.nodePortAddresses.filter((a) =>
+      a === "primary" || parseCIDR(a)?.family === family
+    ),
+  };
+}
