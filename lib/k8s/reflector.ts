@@ -25,6 +25,7 @@ import {
 } from "./api_errors.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { diffRelist, objectKey, sameObject } from "./relist_diff.ts";
+import { stripManagedFields } from "./strip_managed_fields.ts";
 import {
   type ListPageOptions,
   listQuery,
@@ -212,7 +213,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
       }
       for (const item of body.items as KubeObject[]) {
         if (typeof item?.metadata?.name === "string" && item.metadata.name !== "") {
-          items.push(item);
+          items.push(stripManagedFields(item));
         } else logger.warn("Skipping a listed object without a name", { kind: resource.kind });
       }
       const meta = body.metadata ?? {};
@@ -318,7 +319,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
               throw statusError(`Watch of ${label} failed`, 0, event.object);
             }
             delivered++;
-            if (event.type !== "BOOKMARK") apply(event.type, event.object);
+            if (event.type !== "BOOKMARK") apply(event.type, stripManagedFields(event.object));
             const rv = event.object.metadata?.resourceVersion;
             if (typeof rv === "string" && rv !== "") lastRV = rv;
           }

@@ -71,7 +71,15 @@ export interface ValidatedEndpointSlice {
   readonly endpoints: readonly SliceEndpoint[];
 }
 
-function hintNames(value: unknown, field: string, check: (s: string) => boolean): string[] {
+/** The hints of an endpoint without any: one shared array, not two per endpoint. */
+const NO_HINTS: readonly string[] = Object.freeze([]);
+
+function hintNames(
+  value: unknown,
+  field: string,
+  check: (s: string) => boolean,
+): readonly string[] {
+  if (value === undefined || value === null) return NO_HINTS;
   const names = new Set<string>();
   optArray(value, field).forEach((raw, i) => {
     const f = `${field}[${i}].name`;
@@ -79,7 +87,7 @@ function hintNames(value: unknown, field: string, check: (s: string) => boolean)
     if (name === undefined || name === "" || !check(name)) invalid(f, name, "is not a valid name");
     names.add(name);
   });
-  return [...names].sort();
+  return names.size === 0 ? NO_HINTS : [...names].sort();
 }
 
 function readEndpoint(raw: unknown, field: string, family: IPFamily): SliceEndpoint | null {

@@ -22,9 +22,12 @@ class MemoryApi implements ApiTransport {
 
   constructor(readonly clock: FakeClock) {}
 
-  put(name: string, port: number): void {
+  put(name: string, port: number, meta: Record<string, unknown> = {}): void {
     this.rv++;
-    const obj = { metadata: { name, namespace: "ns", resourceVersion: String(this.rv) }, port };
+    const obj = {
+      metadata: { name, namespace: "ns", resourceVersion: String(this.rv), ...meta },
+      port,
+    };
     const type = this.objects.has(name) ? "MODIFIED" : "ADDED";
     this.objects.set(name, obj);
     this.#send(JSON.stringify({ type, object: obj }) + "\n");
@@ -103,6 +106,19 @@ function setup() {
   return { clock, api, changes, reflector, synced: () => synced };
 }
 
+function createReflectorLike(api: MemoryApi, clock: FakeClock, seen: KubeObject[]) {
+  return createReflector({
+    resource: proxyResources("node-1")[0]!,
+    transport: api,
+    onChange: (_type, o) => seen.push(o),
+    onSynced: () => {},
+    clock,
+    random: () => 0,
+    backoff: { random: () => 0 },
+    idleTimeoutMs: 60_000,
+  });
+}
+
 Deno.test("reflector backs off 800 ms doubling on 500s, then lists and watches", async () => {
   const { clock, api, changes, reflector, synced } = setup();
   api.put("web", 80);
@@ -126,6 +142,26 @@ Deno.test("reflector backs off 800 ms doubling on 500s, then lists and watches",
   await done;
   assert.equal(clock.pendingTimers, 0);
   assert.equal(api.openWatches, 0);
+});
+
+Deno.test("reflector drops managedFields from listed and watched objects", async () => {
+  const { clock, api } = setup();
+  const managedFields = [{ manager: "kubectl", operation: "Apply", fieldsV1: { "f:port": {} } }];
+  const seen: KubeObject[] = [];
+  api.put("listed", 80, { managedFields, labels: { app: "a" } });
+  const ac = new AbortController();
+  const loop = createReflectorLike(api, clock, seen);
+  const done = loop.start(ac.signal);
+  await clock.advance(1);
+  api.put("watched", 81, { managedFields });
+  await clock.flush();
+  assert.deepEqual(seen.map((o) => o.metadata), [
+    { name: "listed", namespace: "ns", resourceVersion: "11", labels: { app: "a" } },
+    { name: "watched", namespace: "ns", resourceVersion: "12" },
+  ]);
+  assert.ok([...loop.cached().values()].every((o) => !("managedFields" in (o.metadata ?? {}))));
+  ac.abort();
+  await done;
 });
 
 Deno.test("reflector waits for Retry-After on 429 instead of its own backoff", async () => {

@@ -28,6 +28,18 @@ Deno.test("validateEndpointSlice() applies upstream's condition defaults", () =>
   );
 });
 
+Deno.test("validateEndpointSlice() shares one empty hint list among endpoints without hints", () => {
+  const res = validateEndpointSlice(makeSlice("ns1", "s", "svc1", [
+    { ip: "10.0.0.1" },
+    { ip: "10.0.0.2" },
+  ]));
+  assert.ok(res.ok);
+  const [a, b] = res.value.endpoints;
+  assert.deepEqual([a?.zoneHints, a?.nodeHints], [[], []]);
+  assert.equal(a?.zoneHints, b?.nodeHints);
+  assert.ok(Object.isFrozen(a?.zoneHints));
+});
+
 Deno.test("validateEndpointSlice() keeps node, zone and sorted hints", () => {
   const res = validateEndpointSlice(makeSlice("ns1", "s", "svc1", [
     {

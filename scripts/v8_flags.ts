@@ -1,0 +1,18 @@
+/**
+ * The V8 flags the program runs with, wherever it is started: `deno task start`/`render`
+ * (deno.json, kept equal by a test), `deno task compile` (baked into the binary) and the e2e tests
+ * and benches (scripts/netns proxyRunArgs).
+ */
+
+/**
+ * Caps each young-generation semi-space at 2 MB. Decoding the initial lists keeps most young
+ * objects alive, so V8 grows the semi-spaces to their 16 MB default maximum and never shrinks
+ * them while the proxy idles: ~30 MB of resident memory at 1,000 services, ~140 MB at 10,000.
+ * Measured with 1,000 and 10,000 services: no slower first sync (faster at 10,000).
+ */
+export const PROXY_V8_FLAGS: readonly string[] = ["--max-semi-space-size=2"];
+
+/** The `deno run`/`deno compile` argument that sets PROXY_V8_FLAGS. */
+export function v8FlagsArg(): string {
+  return `--v8-flags=${PROXY_V8_FLAGS.join(",")}`;
+}
