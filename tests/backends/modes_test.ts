@@ -21,9 +21,10 @@ Deno.test("PROXY_MODES holds every --proxy-mode, each under its own name", () =>
   assert.deepEqual(Object.keys(PROXY_MODES).sort(), ["iptables", "ipvs", "nftables"]);
   for (const [name, mode] of Object.entries(PROXY_MODES)) assert.equal(mode.name, name);
   assert.equal(PROXY_MODES.iptables.startMessage, "Using iptables proxy");
+  assert.equal(PROXY_MODES.ipvs.startMessage, "Using ipvs Proxier");
 });
 
-for (const name of ["ipvs", "nftables"] as const) {
+for (const name of ["nftables"] as const) {
   Deno.test(`the ${name} mode answers "not built yet" with exit code 1, at start and in render`, async () => {
     const { run } = fakeNode();
     await assert.rejects(
