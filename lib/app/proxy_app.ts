@@ -146,6 +146,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     async start(signal: AbortSignal) {
       const source = options.createSource(sink);
       const stopped = runner.start(signal);
+      for (const { backend } of backends) backend.start?.(signal);
       watchCanaries(signal);
       await source.start(signal);
       await stopped;

@@ -41,6 +41,8 @@ export interface ProxyBackend {
    * behind our back, so the caller must force a full sync. Kept cheap: it runs every syncPeriod.
    */
   rulesFlushed(): Promise<boolean>;
+  /** Starts the backend's own loop, if it has one (IPVS: the drain check); returns at once. */
+  start?(signal: AbortSignal): void;
 }
 
 /** One backend bound to the IP family it programs, with its mode's metrics for that family. */

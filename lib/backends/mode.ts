@@ -58,20 +58,3 @@ export interface ProxyMode {
   /** Removes the mode's state from the node; absent state is success, failures throw. */
   cleanup(runner: CommandRunner, logger: Logger): Promise<void>;
 }
-
-/** A mode whose issue has not landed yet: every use fails with exit code 1, naming it. */
-export function unbuiltMode(name: ProxyModeName, cleanup: ProxyMode["cleanup"]): ProxyMode {
-  const fail = (): never => {
-    throw new ModeUnavailableError(
-      `Invalid --proxy-mode "${name}": this mode is not built yet; use "iptables"`,
-      1,
-    );
-  };
-  return {
-    name,
-    startMessage: `Using ${name} proxy`,
-    prepare: () => Promise.resolve().then(fail),
-    render: fail,
-    cleanup,
-  };
-}

@@ -5,14 +5,14 @@
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { iptablesMode } from "./iptables/mod.ts";
-import { cleanupIpvs } from "./ipvs/mod.ts";
-import { type ProxyMode, type ProxyModeName, unbuiltMode } from "./mode.ts";
+import { ipvsMode } from "./ipvs/mod.ts";
+import type { ProxyMode, ProxyModeName } from "./mode.ts";
 import { nftablesMode } from "./nftables/mod.ts";
 
 /** Every mode `--proxy-mode` can name. */
 export const PROXY_MODES: Readonly<Record<ProxyModeName, ProxyMode>> = {
   iptables: iptablesMode,
-  ipvs: unbuiltMode("ipvs", cleanupIpvs),
+  ipvs: ipvsMode,
   nftables: nftablesMode,
 };
 

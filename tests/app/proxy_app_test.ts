@@ -1,4 +1,10 @@
 import assert from "node:assert/strict";
+import { Registry } from "prom-client";
+import { createProxyApp } from "../../lib/app/proxy_app.ts";
+import { NO_BACKEND_METRICS } from "../../lib/backends/mod.ts";
+import { silentLogger } from "../../lib/log/mod.ts";
+import { createProxyMetrics } from "../../lib/metrics/mod.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { setupProxyApp as setup, webService, webSlice } from "./proxy_app_fixtures.ts";
 
 async function counter(c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
@@ -112,4 +118,34 @@ Deno.test("createProxyApp() idles as upstream: no sync without changes but the h
   } finally {
     await t.stop();
   }
+});
+
+Deno.test("createProxyApp() starts each backend's own loop with the app's signal", async () => {
+  const signals: AbortSignal[] = [];
+  const clock = new FakeClock({ startMs: 0 });
+  const app = createProxyApp({
+    nodeName: "node1",
+    createSource: () => ({ start: () => Promise.resolve() }),
+    backends: [{
+      family: "IPv4",
+      metrics: NO_BACKEND_METRICS,
+      backend: {
+        sync: () => Promise.resolve({ full: true, counts: {} }),
+        rulesFlushed: () => Promise.resolve(false),
+        start: (signal) => signals.push(signal),
+      },
+    }],
+    minSyncPeriodMs: 1000,
+    syncPeriodMs: 30_000,
+    logger: silentLogger,
+    metrics: createProxyMetrics(new Registry()),
+    clock,
+  });
+  const abort = new AbortController();
+  const done = app.start(abort.signal);
+  assert.equal(signals.length, 1);
+  abort.abort();
+  assert.ok(signals[0]?.aborted);
+  await clock.advance(0);
+  await done;
 });

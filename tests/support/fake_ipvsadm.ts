@@ -5,7 +5,8 @@
  * - `ipvsadm -R` with `-A/-E/-D/-a/-e/-d` lines on stdin, applied in order. Like the real
  *   tool (restore_table), a line the kernel refuses is reported on stderr and the rest still
  *   run, the exit code being that of the last line; a line that does not parse stops it (2)
- * - the same six commands as arguments, and `-C` / `--clear`
+ * - the same six commands as arguments, `-C` / `--clear`, and `--set tcp tcpfin udp` (seconds,
+ *   0 keeping the current value) held in `timeouts`
  * Like the kernel it refuses adding an existing service or destination, editing or deleting a
  * missing one, an unknown scheduler, and any value it cannot parse.
  */
@@ -43,6 +44,8 @@ export interface FakeIpvsadm {
   readonly calls: CommandInput[];
   /** Services keyed `PROTO addr:port` (IPv6 bracketed), in creation order. */
   readonly services: Map<string, FakeVirtualServer>;
+  /** The connection timeouts in seconds, as `ipvsadm -L --timeout` shows them. */
+  readonly timeouts: { tcp: number; tcpfin: number; udp: number };
   /** Sets a destination's connection counts, as traffic would. */
   setConnections(service: string, real: string, active: number, inactive: number): void;
   /** Fails every later `-R` whose input contains `needle` (null to stop). */
@@ -91,6 +94,8 @@ export function createFakeIpvsadm(options: FakeIpvsadmOptions = {}): FakeIpvsadm
   );
   const calls: CommandInput[] = [];
   const services = new Map<string, FakeVirtualServer>();
+  // The kernel defaults (ip_vs_proto_tcp/udp).
+  const timeouts = { tcp: 900, tcpfin: 120, udp: 300 };
   let failNeedle: string | null = null;
 
   /** Applies one command; returns an error (syntax: the line did not parse) or null. */
@@ -227,6 +232,16 @@ export function createFakeIpvsadm(options: FakeIpvsadmOptions = {}): FakeIpvsadm
     if (joined === "-Ln" || joined === "-L -n" || joined === "--list -n") {
       return Promise.resolve(ok(list()));
     }
+    if (args[0] === "--set") {
+      const secs = args.slice(1);
+      if (secs.length !== 3 || !secs.every((t) => /^\d+$/.test(t))) {
+        return Promise.resolve(fail("ipvsadm: --set needs tcp, tcpfin and udp timeouts"));
+      }
+      (["tcp", "tcpfin", "udp"] as const).forEach((k, i) => {
+        if (Number(secs[i]) > 0) timeouts[k] = Number(secs[i]);
+      });
+      return Promise.resolve(ok());
+    }
     if (joined === "-C" || joined === "--clear") {
       services.clear();
       return Promise.resolve(ok());
@@ -261,6 +276,7 @@ export function createFakeIpvsadm(options: FakeIpvsadmOptions = {}): FakeIpvsadm
     run,
     calls,
     services,
+    timeouts,
     setConnections(service, real, active, inactive) {
       const r = services.get(service)?.reals.get(real);
       if (r === undefined) throw new Error(`No destination "${real}" in "${service}"`);

@@ -40,8 +40,8 @@ export async function usableFamilies(
   return v6.code === 0 ? ["IPv4", "IPv6"] : ["IPv4"];
 }
 
-/** Fails with exit code 2 unless some iptables flavour can be run here. */
-async function requireIptables(runner: CommandRunner): Promise<void> {
+/** Fails with exit code 2 unless some iptables flavour can be run here (IPVS mode needs it too). */
+export async function requireIptables(runner: CommandRunner): Promise<void> {
   const stderr: string[] = [];
   for (const flavour of ["legacy", "nft"] as const) {
     const out = await runner({ cmd: iptablesBinaries("IPv4", flavour).save, args: ["-t", "nat"] });

@@ -1,4 +1,4 @@
-/** Public face of lib/backends/ipvs: desired state, diffs, parsers, rules and `--cleanup`. */
+/** Public face of lib/backends/ipvs: desired state, diffs, parsers, rules, the mode and `--cleanup`. */
 export * from "./address_diff.ts";
 export * from "./cleanup.ts";
 export * from "./desired_state.ts";
@@ -11,6 +11,7 @@ export * from "./ipvs_diff.ts";
 export * from "./ipvs_options.ts";
 export * from "./ipvsadm_parser.ts";
 export * from "./link_addresses.ts";
+export * from "./mode.ts";
 export * from "./proxier.ts";
 export * from "./render.ts";
 export * from "./render_iptables.ts";
