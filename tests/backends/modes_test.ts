@@ -6,7 +6,6 @@ import {
   leftoverModes,
   ModeUnavailableError,
   PROXY_MODES,
-  unbuiltMode,
 } from "../../lib/backends/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../lib/exec/mod.ts";
@@ -25,19 +24,6 @@ Deno.test("PROXY_MODES holds every --proxy-mode, each under its own name", () =>
   for (const [name, mode] of Object.entries(PROXY_MODES)) assert.equal(mode.name, name);
   assert.equal(PROXY_MODES.iptables.startMessage, "Using iptables proxy");
   assert.equal(PROXY_MODES.ipvs.startMessage, "Using ipvs proxy");
-});
-
-Deno.test('unbuiltMode() answers "not built yet" with exit code 1, at start and in render', async () => {
-  const { run } = fakeNode();
-  const mode = unbuiltMode("ipvs", () => Promise.resolve());
-  await assert.rejects(
-    mode.prepare(context(run)),
-    (e) => e instanceof ModeUnavailableError && e.exitCode === 1 && e.message.includes("ipvs"),
-  );
-  assert.throws(
-    () => mode.render(defaultConfig(), []),
-    (e) => e instanceof ModeUnavailableError && e.exitCode === 1,
-  );
 });
 
 Deno.test("iptables mode fails its start check with exit code 2 when no iptables can run", async () => {
