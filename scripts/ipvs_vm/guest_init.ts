@@ -70,7 +70,8 @@ export interface AgentScriptOptions {
  */
 export function agentScript(opts: AgentScriptOptions): string {
   const { ioMount, readyFile, stopFile } = GUEST_LAYOUT;
-  return `# IPVS test guest, stage 2: a fresh /proc, /sys, /run, /tmp, then serve requests.
+  return `# IPVS test guest, stage 2: a fresh /proc, /sys, /run, then serve requests.
+# /tmp stays the host's (read-only below the overlay): the repository may live there, as a CI clone does.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
 io=${ioMount}
@@ -80,7 +81,6 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /run
-mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs tmpfs /var/tmp
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 hostname ipvs-guest
