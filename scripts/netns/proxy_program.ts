@@ -4,6 +4,7 @@
  * flavour. Shared by the demo and the e2e tests.
  */
 import type { SpawnedProcess } from "./process.ts";
+import { scaledMs } from "./time_scale.ts";
 import type { Topology } from "./topology.ts";
 
 /** The repository root (where deno.json and main.ts live). */
@@ -25,7 +26,7 @@ export interface SpawnProxyOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Output that means the program is ready; default its first applied sync (needs -v=2). */
   readonly ready?: RegExp;
-  /** How long to wait for `ready`; default 30 s. */
+  /** How long to wait for `ready`; default 30 s (times E2E_TIME_SCALE). */
   readonly timeoutMs?: number;
   /** Label of the process in the topology's logs; default "proxy". */
   readonly label?: string;
@@ -52,6 +53,9 @@ export async function spawnProxy(
     label: options.label ?? "proxy",
     ...(options.env !== undefined ? { env: options.env } : {}),
   });
-  await proc.waitForOutput(options.ready ?? /SyncProxyRules complete/, options.timeoutMs ?? 30_000);
+  await proc.waitForOutput(
+    options.ready ?? /SyncProxyRules complete/,
+    options.timeoutMs ?? scaledMs(30_000),
+  );
   return proc;
 }
