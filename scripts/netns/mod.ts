@@ -6,4 +6,5 @@ export * from "./plan.ts";
 export * from "./probe_types.ts";
 export * from "./process.ts";
 export * from "./proxy_program.ts";
+export * from "./time_scale.ts";
 export * from "./topology.ts";

@@ -1,5 +1,6 @@
 /** Long-running processes inside a namespace, with their output kept for failure reports. */
 
+import { scaledMs } from "./time_scale.ts";
 const MAX_LOG_CHARS = 1_000_000;
 
 /** A process started with `ip netns exec`; killed by the topology's `destroy()`. */
@@ -61,7 +62,7 @@ export function spawnInNamespace(
     return s;
   })();
 
-  const waitForOutput = (pattern: RegExp | string, timeoutMs = 10_000) =>
+  const waitForOutput = (pattern: RegExp | string, timeoutMs = scaledMs(10_000)) =>
     new Promise<void>((resolve, reject) => {
       const matches = () => typeof pattern === "string" ? log.includes(pattern) : pattern.test(log);
       const done = (err?: Error) => {

@@ -5,6 +5,7 @@
  */
 import { v8FlagsArg } from "../v8_flags.ts";
 import type { SpawnedProcess } from "./process.ts";
+import { scaledMs } from "./time_scale.ts";
 import type { Topology } from "./topology.ts";
 
 /** The repository root (where deno.json and main.ts live). */
@@ -26,7 +27,7 @@ export interface SpawnProxyOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Output that means the program is ready; default its first applied sync (needs -v=2). */
   readonly ready?: RegExp;
-  /** How long to wait for `ready`; default 30 s. */
+  /** How long to wait for `ready`; default 30 s (times E2E_TIME_SCALE). */
   readonly timeoutMs?: number;
   /** Label of the process in the topology's logs; default "proxy". */
   readonly label?: string;
@@ -53,6 +54,9 @@ export async function spawnProxy(
     label: options.label ?? "proxy",
     ...(options.env !== undefined ? { env: options.env } : {}),
   });
-  await proc.waitForOutput(options.ready ?? /SyncProxyRules complete/, options.timeoutMs ?? 30_000);
+  await proc.waitForOutput(
+    options.ready ?? /SyncProxyRules complete/,
+    options.timeoutMs ?? scaledMs(30_000),
+  );
   return proc;
 }

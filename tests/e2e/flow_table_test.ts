@@ -39,3 +39,14 @@ Deno.test("judgeFlow() with sticky wants every answer from one expected endpoint
   assert.match(judgeFlow({ ...c, sticky: true }, "10.0.3.2", [ok("c")])!, /same one/);
   assert.equal(judgeFlow(c, "10.0.3.2", [ok("a"), ok("b")]), null);
 });
+
+Deno.test("the packet-flow tables give ipvs upstream's ETP Local fallback to remote endpoints, un-SNATed", () => {
+  const cases = PACKET_FLOW_TABLES.flatMap((t) => t.cases);
+  const remoteOnly = cases.filter((c) => c.name.startsWith("ETP Local, remote only: external"));
+  assert.equal(remoteOnly.length, 3);
+  for (const c of remoteOnly) {
+    assert.equal(casesFor("iptables", [c])[0]?.expect, "timeout", c.name);
+    const ipvs = casesFor("ipvs", [c])[0]!;
+    assert.deepEqual([ipvs.expect, ipvs.masq], [["pod-r"], false], c.name);
+  }
+});

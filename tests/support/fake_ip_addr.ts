@@ -62,12 +62,13 @@ export function createFakeIpAddr(eth0Addrs: readonly string[] = ["192.168.0.2/24
     const rest = fam === "" ? a : a.slice(1);
     const json = input.args.includes("-j") || input.args.includes("-json");
     if (json && rest[0] === "addr" && rest[1] === "show") {
+      // Like iproute2, `-4`/`-6` leaves out links without an address of that family.
       const out = [...links].map(([ifname, l]) => ({
         ifname,
         addr_info: l.addrs
           .filter((x) => fam === "" || (fam === "6") === x.includes(":"))
           .map((x) => ({ local: x.split("/")[0], prefixlen: Number(x.split("/")[1]) })),
-      }));
+      })).filter((l) => fam === "" || l.addr_info.length > 0);
       return Promise.resolve(ok(JSON.stringify(out)));
     }
     if (json && rest[0] === "link" && rest[1] === "show") {

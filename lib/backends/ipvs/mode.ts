@@ -110,11 +110,13 @@ async function probeScheduler(runner: CommandRunner, scheduler: string): Promise
   }
 }
 
-/** The kernel's major.minor from `uname -r`, or null. */
+/**
+ * The kernel's major.minor, read as `kernel.osrelease` through the sysctl binary (already in
+ * the run permission, unlike uname), or null.
+ */
 async function kernelVersion(runner: CommandRunner): Promise<[number, number] | null> {
-  const out = await runner({ cmd: "uname", args: ["-r"] });
-  const m = /^(\d+)\.(\d+)/.exec(out.stdout.trim());
-  return out.code === 0 && m !== null ? [Number(m[1]), Number(m[2])] : null;
+  const m = /^(\d+)\.(\d+)/.exec(await readSysctl(runner, "kernel.osrelease") ?? "");
+  return m === null ? null : [Number(m[1]), Number(m[2])];
 }
 
 /** The sysctls of NewProxier; a failure to set one is fatal (exit 2), as upstream. */

@@ -78,7 +78,6 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
   const bins = iptablesBinaries(family, options.flavour ?? "nft");
   const draining = new GracefulTerminationList();
   const failures: Record<string, number> = {};
-  const v6 = family === "IPv6" ? ["-6"] : ["-4"];
 
   // Syncs and draining checks both read and write IPVS: one at a time.
   let queue: Promise<unknown> = Promise.resolve();
@@ -109,7 +108,8 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
         `Invalid state family "${state.family}": this proxier handles "${family}"`,
       );
     }
-    let links = parseLinkAddresses(await must("ip", "ip", ["-j", ...v6, "addr", "show"]), family);
+    // No -4/-6: iproute2 would leave out a kube-ipvs0 holding only the other family's addresses.
+    let links = parseLinkAddresses(await must("ip", "ip", ["-j", "addr", "show"]), family);
     if (!links.deviceExists) {
       await must("ip", "ip", ["link", "add", KUBE_IPVS_DEVICE, "type", "dummy"]);
       links = { ...links, deviceExists: true, bound: [] };

@@ -28,7 +28,7 @@ function fakeNode(o: FakeIpvsadmOptions & { ipset?: string | null; kernel?: stri
   const ipset = createFakeIpset();
   const ipvs = createFakeIpvsadm(o);
   const ipt = createFakeIptables();
-  const sysctl = createFakeSysctl(KNOBS);
+  const sysctl = createFakeSysctl({ ...KNOBS, "kernel.osrelease": o.kernel ?? "6.1.0-31-amd64" });
   const run: CommandRunner = (input) => {
     if (input.cmd === "ip") return ip.run(input);
     if (input.cmd === "ipset") {
@@ -46,9 +46,6 @@ function fakeNode(o: FakeIpvsadmOptions & { ipset?: string | null; kernel?: stri
     }
     if (input.cmd === "ipvsadm") return ipvs.run(input);
     if (input.cmd === "sysctl") return sysctl.run(input);
-    if (input.cmd === "uname") {
-      return Promise.resolve({ code: 0, stdout: `${o.kernel ?? "6.1.0-31-amd64"}\n`, stderr: "" });
-    }
     return ipt.run(input);
   };
   return { ip, ipset, ipvs, ipt, sysctl, run };

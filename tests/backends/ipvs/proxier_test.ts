@@ -72,7 +72,7 @@ Deno.test("createIpvsProxier() sync creates kube-ipvs0, binds service addresses,
   const [ipvsBefore, ipBefore] = [n.ipvs.calls.length, n.ip.calls.length];
   await p.sync(web());
   const later = [...n.ipvs.calls.slice(ipvsBefore), ...n.ip.calls.slice(ipBefore)];
-  assert.deepEqual(later.map((c) => c.args.join(" ")), ["-Ln", "-j -4 addr show"]);
+  assert.deepEqual(later.map((c) => c.args.join(" ")), ["-Ln", "-j addr show"]);
 });
 
 Deno.test("createIpvsProxier() sync removes what a deleted service had: address, virtual server, set member", async () => {
@@ -175,4 +175,15 @@ Deno.test("createIpvsProxier() treats a line ipvsadm -R refused as a failure eve
   const fresh = fakeNode();
   await proxier(fresh).p.sync(web());
   assert.deepEqual((await snapshot(n)).vs, (await snapshot(fresh)).vs);
+});
+
+Deno.test("createIpvsProxier() of each family shares kube-ipvs0, even when it holds no address of the family", async () => {
+  const n = fakeNode();
+  await proxier(n).p.sync(web());
+  const v6 = proxier(n, { family: "IPv6" }).p;
+  // `ip -6 addr show` leaves out a kube-ipvs0 with only IPv4 addresses: it must still be found.
+  await v6.sync(state([], { family: "IPv6" }));
+  await v6.sync(state([], { family: "IPv6" }));
+  assert.equal(n.ip.links.get("kube-ipvs0")?.type, "dummy");
+  assert.ok(n.ip.addresses("kube-ipvs0").includes("172.30.0.41"));
 });

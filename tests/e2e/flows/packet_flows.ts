@@ -1,6 +1,11 @@
 /**
  * Upstream's packet-flow cases (runPacketFlowTests) as tables, for every mode: NodePorts,
  * externalIPs and LB IPs by traffic policy, no endpoints, source ranges, affinity, TCP and UDP.
+ * IPVS differs where upstream's IPVS proxier does (REFERENCE_MODES §2-3): an ETP Local
+ * NodePort has one virtual server holding only the local endpoints, falling back to every
+ * endpoint (un-SNATed) when there is none; localhost NodePorts are not served. A service
+ * without endpoints is refused there too: the kernel answers a virtual server without real
+ * servers with ICMP port unreachable (ip_vs_leave), which a TCP connect sees as refused.
  * IP plan: node 192.168.0.2 (node1), node2 192.168.0.3, local pods 10.0.1.2 / 10.0.2.2 / 10.0.3.2,
  * remote pod 10.1.1.2, services 172.30.0.0/16, external client 203.0.113.2. The external client's
  * default route is the node, so LB IPs and externalIPs in 198.18.0.0/24 reach it.
@@ -236,12 +241,15 @@ function tableEtp(): FlowTable {
         from: "client",
         to: `${NODE}:30081`,
         expect: both,
+        // IPVS: one virtual server per NodePort, holding only the local endpoints (§2).
+        byMode: { ipvs: { expect: ["pod-a"] } },
       },
       {
         name: "ETP Local: the node itself -> NodePort reaches local and remote",
         from: "node",
         to: `${NODE}:30081`,
         expect: both,
+        byMode: { ipvs: { expect: ["pod-a"] } },
       },
       // ETP Local without a local endpoint
       {
@@ -249,18 +257,24 @@ function tableEtp(): FlowTable {
         from: "external",
         to: `${NODE}:30082`,
         expect: "timeout",
+        // IPVS falls back to the cluster endpoints, reached un-SNATed (PR #97081).
+        byMode: { ipvs: { expect: ["pod-r"], masq: false } },
       },
       {
         name: "ETP Local, remote only: external -> LB IP dropped",
         from: "external",
         to: "198.18.0.122:80",
         expect: "timeout",
+        // IPVS falls back to the cluster endpoints, reached un-SNATed (PR #97081).
+        byMode: { ipvs: { expect: ["pod-r"], masq: false } },
       },
       {
         name: "ETP Local, remote only: external -> externalIP dropped",
         from: "external",
         to: "198.18.0.22:80",
         expect: "timeout",
+        // IPVS falls back to the cluster endpoints, reached un-SNATed (PR #97081).
+        byMode: { ipvs: { expect: ["pod-r"], masq: false } },
       },
       {
         name: "ETP Local, remote only: pod -> clusterIP reaches the remote endpoint",
