@@ -3,6 +3,7 @@
  * made of (mark text, local-traffic matches, NodePort destinations). Pure: no I/O here.
  */
 import { isLoopbackIP, resolveNodePortAddresses, selectNodePortIPs } from "../../net/mod.ts";
+import { masqueradeMarkText } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import type { ChainNameCache } from "./chain_name_cache.ts";
 import { type DetectLocalMode, localTrafficDetector } from "./local_detector.ts";
@@ -64,14 +65,6 @@ export interface ResolvedRenderConfig {
 }
 
 const IPV4_LOOPBACK = "127.0.0.1";
-
-/** Formats the mark as Go's `fmt.Sprintf("%#08x", 1<<bit)` does, e.g. `0x00004000`. */
-export function masqueradeMarkText(bit: number): string {
-  if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
-    throw new RangeError(`Invalid masqueradeBit "${bit}": expected an integer from 0 to 31`);
-  }
-  return "0x" + (2 ** bit).toString(16).padStart(8, "0");
-}
 
 /** Resolves options for one family: picks the local-traffic matches and NodePort addresses. */
 export function resolveRenderConfig(

@@ -12,7 +12,8 @@ import {
   selectNodePortIPs,
 } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
-import { type DetectLocalMode, localTrafficDetector, masqueradeMarkText } from "../iptables/mod.ts";
+import { masqueradeMarkText } from "../common/mod.ts";
+import { type DetectLocalMode, localTrafficDetector } from "../iptables/mod.ts";
 
 /** What IPVS mode needs besides the ProxyState; every field has upstream's default. */
 export interface IpvsOptions {

@@ -9,6 +9,7 @@ import type { Logger } from "../../log/mod.ts";
 import { parseCIDR } from "../../net/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { detectIptablesFlavour, requireIptables, usableFamilies } from "../iptables/mod.ts";
+import { commonRenderOptions } from "../common/mod.ts";
 import { ModeUnavailableError, type ProxyMode } from "../mode.ts";
 import { cleanupIpvs } from "./cleanup.ts";
 import { type IpvsOptions, resolveScheduler } from "./ipvs_options.ts";
@@ -19,16 +20,8 @@ import { renderIpvsText } from "./render.ts";
 /** The IPVS options of one family, taken from the configuration. */
 export function ipvsModeOptions(config: ProxyConfig, family: IPFamily): IpvsOptions {
   return {
+    ...commonRenderOptions(config, family),
     scheduler: config.ipvs.scheduler,
-    masqueradeBit: config.masqueradeBit,
-    masqueradeAll: config.masqueradeAll,
-    clusterCIDRs: config.clusterCIDRs.filter((c) => parseCIDR(c)?.family === family),
-    detectLocalMode: config.detectLocalMode,
-    bridgeInterface: config.detectLocal.bridgeInterface.trim(),
-    interfaceNamePrefix: config.detectLocal.interfaceNamePrefix.trim(),
-    nodePortAddresses: config.nodePortAddresses.filter((a) =>
-      a === "primary" || parseCIDR(a)?.family === family
-    ),
     excludeCIDRs: config.ipvs.excludeCIDRs,
   };
 }

@@ -10,6 +10,7 @@ import {
   selectNodePortIPs,
 } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
+import { masqueradeMarkText } from "../common/mod.ts";
 import type { NftFamily } from "./table_model.ts";
 
 /** --detect-local-mode values, spelled as upstream's KubeProxyConfiguration. */
@@ -96,14 +97,6 @@ function detector(
   return { ifLocal: `iifname ${match}`, ifNotLocal: `iifname != ${match}` };
 }
 
-/** Formats the masquerade mark as upstream does, e.g. `0x00004000`. */
-export function nftMarkText(bit: number): string {
-  if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
-    throw new RangeError(`Invalid masqueradeBit "${bit}": expected an integer from 0 to 31`);
-  }
-  return "0x" + (2 ** bit).toString(16).padStart(8, "0");
-}
-
 /** Resolves the options for the state's family. */
 export function resolveNftRenderConfig(
   state: ProxyState,
@@ -130,7 +123,7 @@ export function resolveNftRenderConfig(
     ipWord,
     addrType: v6 ? "ipv6_addr" : "ipv4_addr",
     loopback: v6 ? "::1" : "127.0.0.0/8",
-    mark: nftMarkText(options.masqueradeBit ?? 14),
+    mark: masqueradeMarkText(options.masqueradeBit ?? 14),
     masqueradeAll: options.masqueradeAll ?? false,
     ifLocal: det.ifLocal,
     ifNotLocal: det.ifNotLocal,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import { masqueradeMarkText } from "../../../lib/backends/common/mod.ts";
 import {
-  masqueradeMarkText,
   probability,
   renderFullRestore,
   renderIptables,
