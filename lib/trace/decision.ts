@@ -52,7 +52,11 @@ export type TraceDecision =
     readonly servicePort: string;
     /** Sorted by address. */
     readonly endpoints: readonly TraceEndpoint[];
-    /** The source is rewritten to the node's address (off-cluster or hairpin traffic). */
+    /**
+     * The source is rewritten to the node's address for every endpoint (off-cluster traffic,
+     * masquerade-all). Hairpin SNAT is not counted here: it is implied for an endpoint whose IP
+     * is the packet's `from`.
+     */
     readonly masquerade: boolean;
     /** ClientIP affinity timeout in seconds; 0 when the service has none. */
     readonly affinitySeconds: number;
