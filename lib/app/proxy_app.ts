@@ -16,6 +16,7 @@ import {
 import { createProxyHealth, type ProxyHealth } from "../server/mod.ts";
 import type { ObjectEvent, ObjectKind, ObjectSink, ObjectSource } from "../source/mod.ts";
 import { BoundedFrequencyRunner, type Clock, systemClock } from "../sync/mod.ts";
+import { createMemoryReclaimer } from "./memory_reclaim.ts";
 import { createSyncProxyRules } from "./sync_proxy_rules.ts";
 
 /** Everything the app needs, built by the caller (main.ts wires the real ones). */
@@ -39,6 +40,8 @@ export interface ProxyAppOptions {
    * per-service health check servers follow it); errors are logged, never fatal.
    */
   readonly onApplied?: (states: readonly ProxyState[]) => Promise<void>;
+  /** Runs a full garbage collection once syncs go quiet; default V8's exposed `gc()`. */
+  readonly collectGarbage?: () => void;
 }
 
 /** The assembled proxy. Nothing runs until start(). */
@@ -80,11 +83,21 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     ...(options.onApplied ? { onApplied: options.onApplied } : {}),
   });
 
+  const reclaimer = createMemoryReclaimer({
+    clock,
+    ...(options.collectGarbage ? { collect: options.collectGarbage } : {}),
+  });
   // Upstream 1.28+: syncs run on changes and at most hourly (a full sync then); syncPeriod
   // paces only the canary check below and the retry of a failed sync.
   const runner = new BoundedFrequencyRunner({
     name: "sync-runner",
-    fn: syncProxyRules,
+    fn: async () => {
+      try {
+        await syncProxyRules();
+      } finally {
+        reclaimer.synced();
+      }
+    },
     minIntervalMs: options.minSyncPeriodMs,
     maxIntervalMs: Math.max(fullSyncPeriodMs, options.minSyncPeriodMs),
     maxRetryIntervalMs: options.syncPeriodMs,
@@ -148,6 +161,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       const stopped = runner.start(signal);
       for (const { backend } of backends) backend.start?.(signal);
       watchCanaries(signal);
+      signal.addEventListener("abort", () => reclaimer.stop());
       await source.start(signal);
       await stopped;
     },

@@ -1,0 +1,54 @@
+/**
+ * Gives memory back once the proxy goes quiet. V8 in Deno gets no idle-time tasks, so after a
+ * sync the heap keeps the pages that decoding lists and rendering rules grew it to (about 20 MB
+ * at 1,000 services) until some later allocation triggers a full collection, which at idle
+ * never comes. One full collection a little after the last sync of a burst returns them; it
+ * needs V8's `--expose-gc` (scripts/v8_flags.ts), and without it this does nothing.
+ */
+import type { Clock, TimerHandle } from "../sync/mod.ts";
+
+/** Options of createMemoryReclaimer. */
+export interface MemoryReclaimerOptions {
+  readonly clock: Clock;
+  /** How long after the last sync to wait before collecting; default 2 s. */
+  readonly quietMs?: number;
+  /** Runs a full collection; default V8's `gc()` when exposed, else nothing. */
+  readonly collect?: () => void;
+}
+
+/** Schedules one full collection after each burst of syncs. */
+export interface MemoryReclaimer {
+  /** A sync finished: (re)start the quiet period. */
+  synced(): void;
+  /** Cancels a pending collection. */
+  stop(): void;
+}
+
+/** V8's `gc()` when the program runs with `--expose-gc`, else undefined. */
+export function exposedGc(): (() => void) | undefined {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  return typeof gc === "function" ? () => gc() : undefined;
+}
+
+/** Creates a reclaimer; with no collector available it never schedules anything. */
+export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryReclaimer {
+  const { clock } = options;
+  const quietMs = options.quietMs ?? 2_000;
+  const collect = options.collect ?? exposedGc();
+  let timer: TimerHandle | undefined;
+  const stop = () => {
+    if (timer !== undefined) clock.clearTimeout(timer);
+    timer = undefined;
+  };
+  return {
+    synced() {
+      if (collect === undefined) return;
+      stop();
+      timer = clock.setTimeout(() => {
+        timer = undefined;
+        collect();
+      }, quietMs);
+    },
+    stop,
+  };
+}
