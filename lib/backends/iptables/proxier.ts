@@ -67,9 +67,25 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     return out.stdout;
   };
 
-  const fullPlan = async (active: ReadonlySet<string>): Promise<RestorePlan> => {
-    const nat = parseIptablesSave(await save("nat")).get("nat");
-    const filter = parseIptablesSave(await save("filter")).get("filter");
+  /**
+   * Starts reading the nat and filter tables a full sync needs (stale chains, missing jumps).
+   * The reads run while the rules render: with legacy iptables they cost O(table).
+   */
+  const readTables = () => {
+    const nat = save("nat");
+    const filter = save("filter");
+    // Awaited in fullPlan; a failure there must not also surface as an unhandled rejection.
+    nat.catch(() => {});
+    filter.catch(() => {});
+    return { nat, filter };
+  };
+
+  const fullPlan = async (
+    tables: ReturnType<typeof readTables>,
+    active: ReadonlySet<string>,
+  ): Promise<RestorePlan> => {
+    const nat = parseIptablesSave(await tables.nat).get("nat");
+    const filter = parseIptablesSave(await tables.filter).get("filter");
     const stale = [...(nat?.chains.keys() ?? [])]
       .filter((c) => isServiceChainName(c) && !active.has(c))
       .sort();
@@ -118,7 +134,9 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       include.add(key);
       return true;
     };
-    const rules = renderIptables(state, await withLocalAddresses(state), { writeServiceChains });
+    const renderOptions = await withLocalAddresses(state);
+    const tables = full ? readTables() : undefined;
+    const rules = renderIptables(state, renderOptions, { writeServiceChains });
     for (const s of rules.skipped) {
       logger.warn("Skipping service port with an untrusted value", {
         service: s.key,
@@ -128,7 +146,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
 
     let payload: string;
     try {
-      const plan: RestorePlan = full ? await fullPlan(rules.activeNatChains) : {
+      const plan: RestorePlan = tables ? await fullPlan(tables, rules.activeNatChains) : {
         includeService: (key) => include.has(key),
         staleNatChains: [...ownedChains].filter((c) => !rules.activeNatChains.has(c)).sort(),
         jumps: [],
