@@ -40,6 +40,8 @@ export interface ProxyAppOptions {
    * per-service health check servers follow it); errors are logged, never fatal.
    */
   readonly onApplied?: (states: readonly ProxyState[]) => Promise<void>;
+  /** Syncs wait for this (start-up housekeeping that removes other modes' rules). */
+  readonly syncAfter?: Promise<void>;
   /** Runs a full garbage collection once syncs go quiet; default V8's exposed `gc()`. */
   readonly collectGarbage?: () => void;
 }
@@ -93,6 +95,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     name: "sync-runner",
     fn: async () => {
       try {
+        await options.syncAfter;
         await syncProxyRules();
       } finally {
         reclaimer.synced();

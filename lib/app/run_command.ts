@@ -55,9 +55,13 @@ export async function runCommand(
     families: prepared.families,
     node: config.hostnameOverride,
   });
-  await cleanupModes(leftoverModes(mode.name), runner, logger);
-  await tuneConntrack({ config: config.conntrack, runner, logger });
-  await applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger });
+  // Start-up housekeeping runs while the first lists come in; the first sync waits for it
+  // (it removes the other modes' rules). Each step logs its own failures and goes on.
+  const housekeeping = Promise.all([
+    cleanupModes(leftoverModes(mode.name), runner, logger),
+    tuneConntrack({ config: config.conntrack, runner, logger }),
+    applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger }),
+  ]).then(() => {}, (err) => logger.error("Start-up housekeeping failed", { err }));
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
   const modeMetrics = createModeMetrics(registry, mode.name);
@@ -77,6 +81,7 @@ export async function runCommand(
     logger,
     metrics,
     conntrackRunner: runner,
+    syncAfter: housekeeping,
     onApplied: (states) =>
       serviceHealth.sync(
         serviceHealthTargets(states),

@@ -54,7 +54,7 @@ export function webSlice(ips: string[], triggerTime?: number): V1EndpointSlice {
  * Starts the app (IPv4, legacy, min sync 1 s, sync 30 s) logging at `verbosity` into `lines`.
  * While `broken.on`, every restore fails the way a kernel refusing the payload does.
  */
-export function setupProxyApp(verbosity = 2) {
+export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
   const clock = new FakeClock({ startMs: START });
   const ipt = createFakeIptables();
   const registry = new Registry();
@@ -93,6 +93,7 @@ export function setupProxyApp(verbosity = 2) {
     logger,
     metrics,
     clock,
+    ...(syncAfter ? { syncAfter } : {}),
     onApplied: (states) => {
       applied.push([...states]);
       return Promise.resolve();

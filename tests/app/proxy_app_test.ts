@@ -30,6 +30,25 @@ Deno.test("createProxyApp() applies nothing before Services and EndpointSlices h
   }
 });
 
+Deno.test("createProxyApp() holds the first sync until the start-up housekeeping is done", async () => {
+  const housekeeping = Promise.withResolvers<void>();
+  const t = setup(2, housekeeping.promise);
+  try {
+    await t.clock.advance(0);
+    t.sink().onEvent({ kind: "Service", type: "ADDED", object: webService });
+    t.sink().onEvent({ kind: "EndpointSlice", type: "ADDED", object: webSlice(["10.0.1.2"]) });
+    t.sink().onSynced("Service");
+    t.sink().onSynced("EndpointSlice");
+    await t.clock.advance(5000);
+    assert.ok(!t.nat().includes("KUBE-SERVICES"), "synced before the housekeeping finished");
+    housekeeping.resolve();
+    await t.clock.advance(0);
+    assert.match(t.nat(), /DNAT --to-destination 10\.0\.1\.2:8080/);
+  } finally {
+    await t.stop();
+  }
+});
+
 Deno.test("createProxyApp() keeps the old rules after a failed restore, counts it and retries with a full sync", async () => {
   const t = setup();
   try {
