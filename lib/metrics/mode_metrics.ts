@@ -3,7 +3,7 @@
  * switches on the mode: iptables its restore counters, rule gauge and full/partial latencies;
  * ipvs only the restore-failure counter; nftables its sync and cleanup failure counters.
  */
-import type { Registry } from "prom-client";
+import type { Registry } from "./prom.ts";
 import type { BackendMetrics } from "../backends/backend.ts";
 import type { IPFamily } from "../proxy/mod.ts";
 import { metricBuilders, SYNC_DURATION_BUCKETS } from "./proxy_metrics.ts";

@@ -8,7 +8,7 @@
  * Deno answers, and the /proc-based ones are registered only when /proc/<pid> is readable.
  */
 import process from "node:process";
-import { Counter, Gauge, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "./prom.ts";
 
 /** Where the process values come from; seams for tests. */
 export interface ProcessSource {

@@ -2,7 +2,7 @@
  * kube-proxy's metrics under their upstream names, types, labels and buckets, registered on a
  * registry the caller passes in (no hidden global registry).
  */
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type Registry } from "./prom.ts";
 import type { IPFamily } from "../proxy/mod.ts";
 
 /** Upstream's sync-duration buckets: 0.001 x 2^k, 15 buckets. */

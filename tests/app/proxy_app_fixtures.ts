@@ -2,7 +2,7 @@
  * The proxy app on a fake iptables and a fake clock, fed by hand the way a source would, plus
  * the one service (`demo/web`, 172.30.0.10:80 -> 8080) the lib/app tests program.
  */
-import { Registry } from "prom-client";
+import { Registry } from "../../lib/metrics/prom.ts";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
 import { createIptablesProxier, iptablesRenderOptions } from "../../lib/backends/iptables/mod.ts";

@@ -3,7 +3,7 @@
  * the EndpointSlice trigger-time annotation, the sync log lines and the onApplied hook.
  */
 import assert from "node:assert/strict";
-import type { Registry } from "prom-client";
+import type { Registry } from "../../lib/metrics/prom.ts";
 import { setupProxyApp as setup, START, webSlice } from "./proxy_app_fixtures.ts";
 
 async function histogram(registry: Registry, name: string) {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Registry } from "prom-client";
+import { Registry } from "../../lib/metrics/prom.ts";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
 import { NO_BACKEND_METRICS } from "../../lib/backends/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Registry } from "prom-client";
+import { Registry } from "../../lib/metrics/prom.ts";
 import { createProxyHealth } from "../../lib/server/mod.ts";
 import { createProxyMetrics } from "../../lib/metrics/mod.ts";
 import {
