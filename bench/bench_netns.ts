@@ -3,7 +3,7 @@
  * the raw `iptables-legacy-restore` baseline. Namespaces are removed when the process exits,
  * also after a failed bench or Ctrl-C.
  */
-import { type CommandRunner, denoCommandRunner } from "../lib/exec/mod.ts";
+import { type CommandRunner, denoCommandRunner, stdinText } from "../lib/exec/mod.ts";
 import {
   addNamespaces,
   deleteStaleNamespaces,
@@ -54,12 +54,8 @@ export async function createBenchNamespace(suffix: string): Promise<string> {
 
 /** Runs every command inside namespace `ns` through `ip netns exec`. */
 export function netnsRunner(ns: string, runner: CommandRunner = denoCommandRunner): CommandRunner {
-  return ({ cmd, args, stdin }) =>
-    runner({
-      cmd: "ip",
-      args: ["netns", "exec", ns, cmd, ...args],
-      ...(stdin !== undefined ? { stdin } : {}),
-    });
+  return (input) =>
+    runner({ ...input, cmd: "ip", args: ["netns", "exec", ns, input.cmd, ...input.args] });
 }
 
 /** A runner that keeps the stdin of the last `*-restore` it ran, to replay it raw. */
@@ -70,7 +66,7 @@ export function payloadRecorder(runner: CommandRunner): {
   let last: string | undefined;
   return {
     run: (input) => {
-      if (input.cmd.endsWith("-restore")) last = input.stdin;
+      if (input.cmd.endsWith("-restore")) last = stdinText(input);
       return runner(input);
     },
     lastRestore: () => {

@@ -6,6 +6,20 @@ export interface CommandInput {
   readonly args: readonly string[];
   /** Written to the command's stdin, then closed. */
   readonly stdin?: string;
+  /**
+   * Used instead of `stdin` for large inputs: written piece by piece, so the whole input is
+   * never held as one string and one byte buffer, and the command starts reading while later
+   * pieces are still being made. Must be iterable more than once (recorders and fakes re-read).
+   */
+  readonly stdinChunks?: Iterable<string>;
+}
+
+/** The whole stdin of an input (`stdin`, or `stdinChunks` joined); undefined when it has none. */
+export function stdinText(input: CommandInput): string | undefined {
+  if (input.stdinChunks === undefined) return input.stdin;
+  let text = "";
+  for (const chunk of input.stdinChunks) text += chunk;
+  return text;
 }
 
 /** The exit code a missing binary yields (as a shell reports it) instead of a thrown error. */
@@ -39,12 +53,13 @@ const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** The real runner over Deno.Command. */
-export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin }) => {
+export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin, stdinChunks }) => {
+  const pieces = stdinChunks ?? (stdin === undefined ? undefined : [stdin]);
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {
       args: [...args],
-      stdin: stdin === undefined ? "null" : "piped",
+      stdin: pieces === undefined ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
@@ -54,10 +69,10 @@ export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin }) => 
     }
     throw err;
   }
-  if (stdin !== undefined) {
+  if (pieces !== undefined) {
     const writer = child.stdin.getWriter();
     try {
-      await writer.write(encoder.encode(stdin));
+      for (const piece of pieces) await writer.write(encoder.encode(piece));
       await writer.close();
     } catch {
       // The command exited before reading all input; its exit code tells the story.

@@ -8,7 +8,12 @@
  * Like the real thing, it refuses jumps to missing chains and deleting referenced, non-empty,
  * missing or built-in chains.
  */
-import type { CommandInput, CommandOutput, CommandRunner } from "../../lib/exec/mod.ts";
+import {
+  type CommandInput,
+  type CommandOutput,
+  type CommandRunner,
+  stdinText,
+} from "../../lib/exec/mod.ts";
 
 /** One chain: built-in chains have a policy, user chains have "-". */
 export interface FakeChain {
@@ -288,7 +293,7 @@ export function createFakeIptables(options: FakeIptablesOptions = {}): FakeIptab
         return Promise.resolve({ code: 1, stdout: "", stderr });
       }
       return Promise.resolve(
-        restore(flavour, family, input.stdin ?? "", args.includes("--noflush")),
+        restore(flavour, family, stdinText(input) ?? "", args.includes("--noflush")),
       );
     }
     // Single command: drop -w/-W and -t, keep the operation.

@@ -23,7 +23,7 @@ import { missingJumps } from "./jump_chains.ts";
 import type { LocalAddressLister } from "../../net/mod.ts";
 import { renderIptables } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
-import { buildRestorePayload, type RestorePlan } from "./restore_payload.ts";
+import { restoreChunks, type RestorePlan } from "./restore_payload.ts";
 import { parseIptablesSave } from "./save_parser.ts";
 
 /**
@@ -144,7 +144,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       });
     }
 
-    let payload: string;
+    let payload: Iterable<string>;
     try {
       const plan: RestorePlan = tables ? await fullPlan(tables, rules.activeNatChains) : {
         includeService: (key) => include.has(key),
@@ -153,7 +153,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         canary: false,
         declareKubeletFirewall: false,
       };
-      payload = buildRestorePayload(rules, plan);
+      payload = restoreChunks(rules, plan);
     } catch (err) {
       needFullSync = true;
       logger.error("Failed to read the current iptables rules", { family: options.family, err });
@@ -168,8 +168,9 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       numNATRules: rules.ruleCounts.nat,
       numFilterRules: rules.ruleCounts.filter,
     });
-    logger.debug(9, "Restoring iptables", { rules: payload });
-    const out = await runner({ cmd: bins.restore, args: RESTORE_ARGS, stdin: payload });
+    // Joined only if a verbosity-9 log line is actually written.
+    logger.debug(9, "Restoring iptables", { rules: { toJSON: () => [...payload].join("") } });
+    const out = await runner({ cmd: bins.restore, args: RESTORE_ARGS, stdinChunks: payload });
     if (out.code !== 0) {
       metrics.applyFailed(full);
       needFullSync = true;

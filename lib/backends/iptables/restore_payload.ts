@@ -26,34 +26,59 @@ export interface RestorePlan {
   readonly declareKubeletFirewall: boolean;
 }
 
-/** The complete restore input for a plan. */
-export function buildRestorePayload(rules: IptablesRuleSet, plan: RestorePlan): string {
-  const out: string[] = [];
+/** Lines per piece of restore input handed to the command (see restoreChunks). */
+const LINES_PER_CHUNK = 4096;
+
+/** Every line of the restore input for a plan, in order. */
+function* restoreLines(rules: IptablesRuleSet, plan: RestorePlan): Generator<string> {
   const keep = (owner: string | null) => owner === null || plan.includeService(owner);
 
-  out.push("*filter");
-  out.push(...rules.filterChains);
+  yield "*filter";
+  yield* rules.filterChains;
   if (plan.declareKubeletFirewall && !rules.filterChains.includes(chainLine(KUBE_FIREWALL))) {
-    out.push(chainLine(KUBE_FIREWALL));
+    yield chainLine(KUBE_FIREWALL);
   }
-  if (plan.canary) out.push(chainLine(KUBE_PROXY_CANARY));
-  out.push(...rules.filterRules);
-  for (const jump of plan.jumps) if (jump.table === "filter") out.push(jumpInsertLine(jump));
-  out.push("COMMIT");
+  if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
+  yield* rules.filterRules;
+  for (const jump of plan.jumps) if (jump.table === "filter") yield jumpInsertLine(jump);
+  yield "COMMIT";
 
-  out.push("*nat");
-  for (const line of rules.natChains) if (keep(line.owner)) out.push(line.text);
-  for (const chain of plan.staleNatChains) out.push(chainLine(chain));
-  if (plan.canary) out.push(chainLine(KUBE_PROXY_CANARY));
-  for (const line of rules.natRules) if (keep(line.owner)) out.push(line.text);
-  for (const chain of plan.staleNatChains) out.push(`-X ${chain}`);
-  for (const jump of plan.jumps) if (jump.table === "nat") out.push(jumpInsertLine(jump));
-  out.push("COMMIT");
+  yield "*nat";
+  for (const line of rules.natChains) if (keep(line.owner)) yield line.text;
+  for (const chain of plan.staleNatChains) yield chainLine(chain);
+  if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
+  for (const line of rules.natRules) if (keep(line.owner)) yield line.text;
+  for (const chain of plan.staleNatChains) yield `-X ${chain}`;
+  for (const jump of plan.jumps) if (jump.table === "nat") yield jumpInsertLine(jump);
+  yield "COMMIT";
 
-  if (plan.canary) {
-    out.push("*mangle", chainLine(KUBE_PROXY_CANARY), "COMMIT");
-  }
-  return out.join("\n") + "\n";
+  if (plan.canary) yield* ["*mangle", chainLine(KUBE_PROXY_CANARY), "COMMIT"];
+}
+
+/**
+ * The restore input for a plan as pieces of whole lines, made as they are read: a sync hands
+ * them to iptables-restore one by one instead of building one big string and byte buffer.
+ * Iterable any number of times.
+ */
+export function restoreChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterable<string> {
+  return {
+    *[Symbol.iterator]() {
+      let batch: string[] = [];
+      for (const line of restoreLines(rules, plan)) {
+        batch.push(line);
+        if (batch.length === LINES_PER_CHUNK) {
+          yield batch.join("\n") + "\n";
+          batch = [];
+        }
+      }
+      if (batch.length > 0) yield batch.join("\n") + "\n";
+    },
+  };
+}
+
+/** The complete restore input for a plan, as one string. */
+export function buildRestorePayload(rules: IptablesRuleSet, plan: RestorePlan): string {
+  return [...restoreChunks(rules, plan)].join("");
 }
 
 /** The plan of a full sync on a node that has none of our rules yet. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
 import type { ServicePortState } from "../../../lib/proxy/mod.ts";
+import { stdinText } from "../../../lib/exec/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, key, sps, state, svc } from "./state_fixtures.ts";
 
@@ -34,19 +35,20 @@ Deno.test("createIptablesProxier() keeps a one-service change at 10,000 services
     clusterCIDRs: ["10.0.0.0/8"],
   });
   const restores = () => ipt.calls.filter((c) => c.cmd.endsWith("-restore"));
+  const lastRestore = () => stdinText(restores().at(-1)!) ?? "";
 
   const first = await proxier.sync(state(cluster("10.0.0.2"), { forceFullSync: true }));
   assert.equal(first.full, true);
-  const fullLines = lines(restores().at(-1)?.stdin);
+  const fullLines = lines(lastRestore());
 
   const second = await proxier.sync(state(cluster("10.99.0.2"), { changed: [key("ns1", "svc0")] }));
   assert.equal(second.full, false);
-  const partialLines = lines(restores().at(-1)?.stdin);
+  const partialLines = lines(lastRestore());
 
   // Upstream rewrites the top-level chains whole: KUBE-SERVICES holds one rule per service.
   // Beyond that, only svc0's chains (and its stale SEP chain) may appear.
   const kubeServicesRules =
-    restores().at(-1)!.stdin!.split("\n").filter((l) => l.startsWith("-A KUBE-SERVICES ")).length;
+    lastRestore().split("\n").filter((l) => l.startsWith("-A KUBE-SERVICES ")).length;
   assert.equal(kubeServicesRules, N + 1);
   assert.ok(
     partialLines - kubeServicesRules < 60,
