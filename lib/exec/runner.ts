@@ -7,9 +7,12 @@ export interface CommandInput {
   /** Written to the command's stdin, then closed. */
   readonly stdin?: string;
   /**
-   * Used instead of `stdin` for large inputs: written piece by piece, so the whole input is
-   * never held as one string and one byte buffer, and the command starts reading while later
-   * pieces are still being made. Must be iterable more than once (recorders and fakes re-read).
+   * Used instead of `stdin` for large inputs: each piece is encoded on its own, so the input is
+   * never held as one big string next to one big byte buffer. All pieces are encoded before the
+   * command starts: iptables-legacy-restore `-w N` arms an alarm when it takes the xtables lock
+   * and never cancels it, so a read of stdin still waiting N seconds later is cut short and the
+   * restore fails ("COMMIT expected"); the input must be ready when it reads. Must be iterable
+   * more than once (recorders and fakes re-read it).
    */
   readonly stdinChunks?: Iterable<string>;
 }
@@ -54,7 +57,9 @@ const encoder = new TextEncoder();
 
 /** The real runner over Deno.Command. */
 export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin, stdinChunks }) => {
-  const pieces = stdinChunks ?? (stdin === undefined ? undefined : [stdin]);
+  const pieces = stdinChunks === undefined
+    ? (stdin === undefined ? undefined : [encoder.encode(stdin)])
+    : Array.from(stdinChunks, (chunk) => encoder.encode(chunk));
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {
@@ -72,7 +77,7 @@ export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin, stdin
   if (pieces !== undefined) {
     const writer = child.stdin.getWriter();
     try {
-      for (const piece of pieces) await writer.write(encoder.encode(piece));
+      for (const piece of pieces) await writer.write(piece);
       await writer.close();
     } catch {
       // The command exited before reading all input; its exit code tells the story.

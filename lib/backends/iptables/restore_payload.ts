@@ -57,7 +57,7 @@ function* restoreLines(rules: IptablesRuleSet, plan: RestorePlan): Generator<str
 
 /**
  * The restore input for a plan as pieces of whole lines, made as they are read: a sync hands
- * them to iptables-restore one by one instead of building one big string and byte buffer.
+ * them to the runner, which encodes them one by one instead of joining one big string first.
  * Iterable any number of times.
  */
 export function restoreChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterable<string> {
