@@ -21,6 +21,7 @@ import { asCommandFailure } from "./commands.ts";
 import { watchConfigFile } from "./config_watch.ts";
 import { applyOomScoreAdj } from "./oom.ts";
 import { createProxyApp } from "./proxy_app.ts";
+import { type EarlySource, startEarly } from "../source/mod.ts";
 import { createStateSource } from "./state_source.ts";
 
 /** What runCommand needs besides the configuration. */
@@ -48,6 +49,25 @@ export async function runCommand(
     });
   }
   const createSource = createStateSource(config, logger);
+  // The first lists travel while the start checks run; the app gets what came meanwhile.
+  const stopEarly = new AbortController();
+  const source = startEarly(createSource, AbortSignal.any([signal, stopEarly.signal]));
+  try {
+    await runWithSource(config, runner, logger, signal, source);
+  } finally {
+    stopEarly.abort();
+  }
+  if (configChanged !== null) throw new CommandFailure(configChanged, 2);
+}
+
+/** Everything after the source started: start checks, housekeeping, servers and the app. */
+async function runWithSource(
+  config: ProxyConfig,
+  runner: CommandRunner,
+  logger: Logger,
+  signal: AbortSignal,
+  source: EarlySource,
+): Promise<void> {
   const mode = PROXY_MODES[config.mode];
   const prepared = await asCommandFailure(() => mode.prepare({ config, runner, logger }));
   logger.info(mode.startMessage, {
@@ -74,7 +94,7 @@ export async function runCommand(
   const app = createProxyApp({
     nodeName: config.hostnameOverride,
     fallbackNodeIPs: config.nodeIPs,
-    createSource,
+    createSource: (sink) => source.attach(sink),
     backends: prepared.createBackends(modeMetrics),
     minSyncPeriodMs: config.minSyncPeriodMs,
     syncPeriodMs: config.syncPeriodMs,
@@ -109,5 +129,4 @@ export async function runCommand(
   await app.start(signal);
   await serviceHealth.close();
   for (const s of servers) if (s) await s.finished;
-  if (configChanged !== null) throw new CommandFailure(configChanged, 2);
 }

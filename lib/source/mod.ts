@@ -3,3 +3,4 @@ export * from "./events.ts";
 export * from "./manifest_parse.ts";
 export * from "./manifest_state.ts";
 export * from "./manifest_source.ts";
+export * from "./early_start.ts";

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import {
+  type ObjectEvent,
+  type ObjectSink,
+  type ObjectSource,
+  startEarly,
+} from "../../lib/source/mod.ts";
+
+function service(name: string): ObjectEvent {
+  return { kind: "Service", type: "ADDED", object: { metadata: { name, namespace: "ns" } } };
+}
+
+/** A source that delivers `before` at start, then whatever the test pushes, until aborted. */
+function scriptedSource() {
+  let sink: ObjectSink | undefined;
+  const stopped = Promise.withResolvers<void>();
+  const factory = (s: ObjectSink): ObjectSource => {
+    sink = s;
+    return {
+      start(signal) {
+        s.onEvent(service("a"));
+        s.onSynced("Service");
+        signal.addEventListener("abort", () => stopped.resolve());
+        return stopped.promise;
+      },
+    };
+  };
+  return { factory, push: (e: ObjectEvent) => sink!.onEvent(e) };
+}
+
+function recorder() {
+  const seen: string[] = [];
+  const sink: ObjectSink = {
+    onEvent: (e) => seen.push(`${e.type} ${e.object.metadata?.name}`),
+    onSynced: (k) => seen.push(`synced ${k}`),
+  };
+  return { seen, sink };
+}
+
+Deno.test("startEarly() replays what arrived before attach, in order, then forwards", async () => {
+  const src = scriptedSource();
+  const ac = new AbortController();
+  const early = startEarly(src.factory, ac.signal);
+  src.push(service("b"));
+  const rec = recorder();
+  const attached = early.attach(rec.sink);
+  assert.deepEqual(rec.seen, ["ADDED a", "synced Service", "ADDED b"]);
+  src.push(service("c"));
+  assert.deepEqual(rec.seen.at(-1), "ADDED c");
+  const done = attached.start(new AbortController().signal);
+  ac.abort();
+  await done;
+});
+
+Deno.test("startEarly() attaches once; a failed source rejects the attached start()", async () => {
+  const early = startEarly(
+    () => ({ start: () => Promise.reject(new Error("list refused")) }),
+    new AbortController().signal,
+  );
+  await new Promise((r) => setTimeout(r, 0)); // the failure happens before anyone attached
+  const attached = early.attach(recorder().sink);
+  await assert.rejects(attached.start(new AbortController().signal), /list refused/);
+  assert.throws(() => early.attach(recorder().sink), /only once/);
+});
