@@ -102,6 +102,22 @@ function benchSize(services: number, endpoints: number): void {
   });
   Deno.bench({
     ...common,
+    name: `proxier restart onto the correct table (${label})`,
+    async fn(b) {
+      // The table a previous process left is exactly this render: adopted, nothing written,
+      // so no packet can be dropped (the kernel's table is never touched).
+      const { ns } = await fullLab();
+      const rec = recordingRunner(ns);
+      const before = rec.last();
+      const proxier = createNftablesProxier({ family: "IPv4", runner: rec.run, ...OPTIONS });
+      b.start();
+      const report = await proxier.sync(state);
+      b.end();
+      if (!report.adopted || rec.last() !== before) throw new Error("Expected an adoption");
+    },
+  });
+  Deno.bench({
+    ...common,
     name: `proxier full sync from empty (${label})`,
     async fn(b) {
       const { ns, rec } = await fullLab();

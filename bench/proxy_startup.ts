@@ -103,11 +103,15 @@ function memory(pid: number): { rss: number; hwm: number } {
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
 }
 
-/** Starts the program once, waits for its first complete sync, measures, and stops it. */
+/**
+ * Starts the program once, waits for its first complete sync, measures, and stops it;
+ * `extraArgs` come after the defaults (e.g. `--proxy-mode=nftables`).
+ */
 export async function startOnce(
   lab: StartupLab,
   settleMs = 0,
   idleMs = 0,
+  extraArgs: readonly string[] = [],
 ): Promise<StartupFigures> {
   const start = performance.now();
   const proc = spawnInNamespace(
@@ -120,6 +124,7 @@ export async function startOnce(
       "--healthz-bind-address=127.0.0.1:10256",
       "--metrics-bind-address=127.0.0.1:10249",
       "-v=2",
+      ...extraArgs,
     ]),
     { label: "proxy" },
   );
