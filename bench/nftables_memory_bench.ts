@@ -20,14 +20,14 @@ globalThis.addEventListener("unload", () => {
 for (const mode of ["iptables", "nftables"] as const) {
   Deno.bench({
     group,
-    n: 2,
+    n: 1,
     warmup: 0,
     name: `main.ts --proxy-mode=${mode}: start → SyncProxyRules complete`,
     baseline: mode === "iptables",
     async fn(b) {
       const l = await getLab();
       b.start();
-      const f = await startOnce(l, 0, 0, [`--proxy-mode=${mode}`]);
+      const f = await startOnce(l, 0, 0, [`--proxy-mode=${mode}`], 600_000);
       b.end();
       console.log(
         `${mode}: first sync ${(f.completeMs / 1000).toFixed(2)} s, RSS at first sync ` +
