@@ -26,6 +26,13 @@ for (const mode of ["iptables", "nftables"] as const) {
     baseline: mode === "iptables",
     async fn(b) {
       const l = await getLab();
+      // Every run starts cold: a table left by the previous nftables run would be adopted.
+      for (const family of ["ip", "ip6"]) {
+        await new Deno.Command("ip", {
+          args: ["netns", "exec", l.ns, "nft", "delete", "table", family, "kube-proxy"],
+          stderr: "null",
+        }).output();
+      }
       b.start();
       const f = await startOnce(l, 0, 0, [`--proxy-mode=${mode}`], 600_000);
       b.end();
