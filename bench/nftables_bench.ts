@@ -15,7 +15,6 @@ import {
   renderNftables,
 } from "../lib/backends/nftables/mod.ts";
 import { type CommandRunner, denoCommandRunner } from "../lib/exec/mod.ts";
-import type { ProxyState } from "../lib/proxy/mod.ts";
 import { firstEndpointMoved, scaleState } from "./nftables_scale_state.ts";
 
 const SCALE = Number(Deno.env.get("NFT_BENCH_SCALE") ?? "1");
