@@ -15,7 +15,6 @@ import {
   renderNftables,
 } from "../lib/backends/nftables/mod.ts";
 import { type CommandRunner, denoCommandRunner } from "../lib/exec/mod.ts";
-import type { ProxyState } from "../lib/proxy/mod.ts";
 import { firstEndpointMoved, scaleState } from "./nftables_scale_state.ts";
 
 const SCALE = Number(Deno.env.get("NFT_BENCH_SCALE") ?? "1");
@@ -98,6 +97,22 @@ function benchSize(services: number, endpoints: number): void {
       b.start();
       renderNftables(state, OPTIONS);
       b.end();
+    },
+  });
+  Deno.bench({
+    ...common,
+    name: `proxier restart onto the correct table (${label})`,
+    async fn(b) {
+      // The table a previous process left is exactly this render: adopted, nothing written,
+      // so no packet can be dropped (the kernel's table is never touched).
+      const { ns } = await fullLab();
+      const rec = recordingRunner(ns);
+      const before = rec.last();
+      const proxier = createNftablesProxier({ family: "IPv4", runner: rec.run, ...OPTIONS });
+      b.start();
+      const report = await proxier.sync(state);
+      b.end();
+      if (!report.adopted || rec.last() !== before) throw new Error("Expected an adoption");
     },
   });
   Deno.bench({

@@ -103,11 +103,17 @@ function memory(pid: number): { rss: number; hwm: number } {
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
 }
 
-/** Starts the program once, waits for its first complete sync, measures, and stops it. */
+/**
+ * Starts the program once, waits for its first complete sync, measures, and stops it;
+ * `extraArgs` come after the defaults (e.g. `--proxy-mode=nftables`); each wait for a log
+ * line gives up after `timeoutMs`.
+ */
 export async function startOnce(
   lab: StartupLab,
   settleMs = 0,
   idleMs = 0,
+  extraArgs: readonly string[] = [],
+  timeoutMs = 120_000,
 ): Promise<StartupFigures> {
   const start = performance.now();
   const proc = spawnInNamespace(
@@ -120,11 +126,12 @@ export async function startOnce(
       "--healthz-bind-address=127.0.0.1:10256",
       "--metrics-bind-address=127.0.0.1:10249",
       "-v=2",
+      ...extraArgs,
     ]),
     { label: "proxy" },
   );
   try {
-    const timeout = 120_000;
+    const timeout = timeoutMs;
     await proc.waitForOutput(/Initial list complete[^\n]*Service\b(?!Slice)/, timeout);
     await proc.waitForOutput(/Initial list complete[^\n]*EndpointSlice/, timeout);
     const listsMs = performance.now() - start;

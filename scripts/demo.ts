@@ -13,9 +13,18 @@ import {
   spawnProxy,
   type Topology,
 } from "./netns/mod.ts";
+import { printNftablesTable } from "./demo_nftables.ts";
 
 const manifests = `${REPO_ROOT}deploy/examples`;
+/** `--proxy-mode MODE` or `--proxy-mode=MODE` after `deno task demo --`; default iptables. */
+const modeAt = Deno.args.findIndex((a) => a.startsWith("--proxy-mode"));
+const mode = modeAt < 0
+  ? "iptables"
+  : Deno.args[modeAt]!.includes("=")
+  ? Deno.args[modeAt]!.split("=")[1]!
+  : Deno.args[modeAt + 1] ?? "iptables";
 const proxyArgs = [
+  `--proxy-mode=${mode}`,
   "--hostname-override=node1",
   "--cluster-cidr=10.0.0.0/8",
   "--healthz-bind-address=127.0.0.1:10256",
@@ -99,9 +108,13 @@ try {
     count: 1,
   });
 
-  heading("iptables-legacy-save -t nat (the proxy's rules)");
-  const nat = await topo.exec("node", "iptables-legacy-save", ["-t", "nat"]);
-  console.log(nat.stdout.split("\n").filter((l) => l.includes("KUBE-")).join("\n"));
+  if (mode === "nftables") {
+    await printNftablesTable((cmd, args) => topo.exec("node", cmd, args), heading);
+  } else {
+    heading("iptables-legacy-save -t nat (the proxy's rules)");
+    const nat = await topo.exec("node", "iptables-legacy-save", ["-t", "nat"]);
+    console.log(nat.stdout.split("\n").filter((l) => l.includes("KUBE-")).join("\n"));
+  }
 
   heading("GET /healthz");
   console.log(
@@ -111,7 +124,7 @@ try {
   const metrics = await topo.exec("node", "curl", ["-s", "http://127.0.0.1:10249/metrics"]);
   console.log(
     metrics.stdout.split("\n").filter((l) =>
-      /^kubeproxy_(sync_proxy_rules_(iptables_total|last_timestamp|duration_seconds_count|endpoint_changes_total|service_changes_total))/
+      /^kubeproxy_(sync_proxy_rules_(iptables_total|nftables_sync_failures_total|last_timestamp|duration_seconds_count|endpoint_changes_total|service_changes_total))/
         .test(l)
     ).join("\n"),
   );

@@ -9,64 +9,12 @@
  */
 import assert from "node:assert/strict";
 import { TOPOLOGY_IPS } from "../../scripts/netns/mod.ts";
-import { list } from "./support/cluster_objects.ts";
 import { checkFlows, peerHost } from "./support/flow_check.ts";
-import { type FlowPort, flowService, selectionSlice } from "./support/flow_objects.ts";
-import { dualStack, zonedNode1 } from "./support/selection_objects.ts";
+import { A, B, dualStackCluster, TARGET } from "./support/dual_stack_cluster.ts";
 import { eventually } from "./support/proxy_process.ts";
 import { withProxy } from "./support/with_proxy.ts";
 
-const A = { v4: "10.0.1.2", v6: "fd00:10::1:2" };
-const B = { v4: "10.0.2.2", v6: "fd00:10::2:2" };
 const NODE6 = TOPOLOGY_IPS.node6;
-const TARGET = 8080;
-const TCP: FlowPort = { name: "tcp", port: 80, targetPort: TARGET, nodePort: 30150 };
-const UDP: FlowPort = {
-  name: "udp",
-  port: 80,
-  targetPort: TARGET,
-  protocol: "UDP",
-  nodePort: 30150,
-};
-/** The same ports without a NodePort, for the ClusterIP-only services. */
-const TCP_CIP: FlowPort = { ...TCP, nodePort: 0 };
-const UDP_CIP: FlowPort = { ...UDP, nodePort: 0 };
-const DNS: FlowPort = { name: "dns", port: 53, targetPort: TARGET, protocol: "UDP" };
-
-/** One slice per family holding `pods` on node1. */
-function slices(svc: string, pods: readonly (typeof A)[], ports: readonly FlowPort[]) {
-  return (["IPv4", "IPv6"] as const).map((family) =>
-    selectionSlice(
-      "demo",
-      svc,
-      `${svc}-${family.toLowerCase()}`,
-      family,
-      pods.map((p) => ({ ip: family === "IPv4" ? p.v4 : p.v6, nodeName: "node1" as const })),
-      ports,
-    )
-  );
-}
-
-/** The cluster; `dnsPod` backs the IPv6-only UDP service the conntrack check moves. */
-function state(dnsPod: typeof A) {
-  return list([
-    zonedNode1(""),
-    // Dual-stack, IPv6 primary, reachable as a NodePort on both families.
-    dualStack(flowService("demo", "dual", "fd00:30::50", [TCP, UDP], { type: "NodePort" }), [
-      "fd00:30::50",
-      "172.30.0.50",
-    ]),
-    ...slices("dual", [A, B], [TCP, UDP]),
-    // Single endpoint, so pod-a calling it always hairpins.
-    dualStack(flowService("demo", "self", "fd00:30::51", [TCP_CIP]), ["fd00:30::51"]),
-    selectionSlice("demo", "self", "self-v6", "IPv6", [{ ip: A.v6, nodeName: "node1" }], [TCP_CIP]),
-    // No endpoints at all.
-    dualStack(flowService("demo", "empty", "fd00:30::52", [TCP_CIP, UDP_CIP]), ["fd00:30::52"]),
-    selectionSlice("demo", "empty", "empty-v6", "IPv6", [], [TCP_CIP, UDP_CIP]),
-    dualStack(flowService("demo", "dns", "fd00:30::53", [DNS]), ["fd00:30::53"]),
-    selectionSlice("demo", "dns", "dns-v6", "IPv6", [{ ip: dnsPod.v6, nodeName: "node1" }], [DNS]),
-  ]);
-}
 
 Deno.test("e2e: IPv6 clusterIP, hairpin, REJECT and NodePort work beside the IPv4 side of the same dual-stack service", async () => {
   await withProxy({
@@ -75,7 +23,7 @@ Deno.test("e2e: IPv6 clusterIP, hairpin, REJECT and NodePort work beside the IPv
       name: "client",
       ip: "10.0.3.2",
     }],
-    state: state(A),
+    state: dualStackCluster(A),
     args: ["--cluster-cidr=10.0.0.0/8,fd00:10::/64"],
     echo: { tcp: [TARGET], udp: [TARGET] },
   }, async ({ topo, dir, proxy }) => {
@@ -175,7 +123,7 @@ Deno.test("e2e: IPv6 clusterIP, hairpin, REJECT and NodePort work beside the IPv
         sourcePort: 40053,
       });
     assert.deepEqual((await dns()).map((a) => a.ok && a.name), ["pod-a", "pod-a"]);
-    await dir.write("cluster.json", state(B));
+    await dir.write("cluster.json", dualStackCluster(B));
     await eventually("the IPv6 UDP flow to reach pod-b", 5000, async () => {
       return (await dns()).every((a) => a.ok && a.name === "pod-b");
     });

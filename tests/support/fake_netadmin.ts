@@ -2,7 +2,9 @@
  * A state-holding fake of the netadmin binaries besides iptables (see fake_iptables.ts), for
  * tests that must not need root. It keeps nftables tables, ipsets, network links and IPVS
  * virtual servers, and understands:
- * - `nft list tables`, `nft add table FAMILY NAME`, `nft delete table FAMILY NAME`
+ * - `nft list tables`, `nft list chains FAMILY`, `nft add table FAMILY NAME`,
+ *   `nft delete table FAMILY NAME`, and `nft -f -` of such add/delete lines (atomic: one bad
+ *   line and nothing changes)
  * - `ipset list -n`, `ipset create NAME TYPE ...`, `ipset destroy NAME`
  * - `ip -j link show`, `ip link add NAME type TYPE`, `ip link del NAME`
  * - `ipvsadm -L -n`, `ipvsadm -A -t|-u ADDR:PORT [-s SCHED]`, `ipvsadm --clear` / `-C`
@@ -24,6 +26,8 @@ export interface FakeNetadminOptions {
   readonly missing?: readonly ("nft" | "ipset" | "ip" | "ipvsadm")[];
   /** Whether the kernel has IPVS; default true. */
   readonly ipvs?: boolean;
+  /** Whether the kernel has nf_tables; default true (without it every nft call fails). */
+  readonly nftables?: boolean;
 }
 
 /** The fake: a CommandRunner plus its state, to seed and to inspect. */
@@ -56,29 +60,59 @@ export function createFakeNetadmin(options: FakeNetadminOptions = {}): FakeNetad
   const links = new Map<string, string>([["lo", "loopback"]]);
   const virtualServers = new Set<string>();
 
-  const nft = (args: readonly string[]): CommandOutput => {
-    const [verb, what, family, name] = args;
-    if (verb === "list" && what === "tables" && args.length === 2) {
-      return ok([...nftTables.keys()].map((k) => `table ${k}\n`).join(""));
-    }
-    if (what !== "table" || family === undefined || name === undefined || args.length !== 4) {
-      return fail(1, `Error: syntax error in "nft ${args.join(" ")}"\n`);
+  /** One `add|delete table FAMILY NAME` against `tables`; an error text, or null. */
+  const tableCommand = (tables: Map<string, Set<string>>, words: readonly string[]) => {
+    const [verb, what, family, name] = words;
+    if (what !== "table" || family === undefined || name === undefined || words.length !== 4) {
+      return `Error: syntax error in "nft ${words.join(" ")}"\n`;
     }
     const key = `${family} ${name}`;
     if (verb === "add") {
-      if (!nftTables.has(key)) nftTables.set(key, new Set());
-      return ok();
+      if (nftOwnedTables.has(key) && tables.has(key)) {
+        return "Error: Could not process rule: Operation not permitted\n";
+      }
+      if (!tables.has(key)) tables.set(key, new Set());
+      return null;
     }
     if (verb === "delete") {
       if (nftOwnedTables.has(key)) {
-        return fail(1, "Error: Could not process rule: Operation not permitted\n");
+        return "Error: Could not process rule: Operation not permitted\n";
       }
-      if (!nftTables.delete(key)) {
-        return fail(1, "Error: Could not process rule: No such file or directory\n");
+      if (!tables.delete(key)) return "Error: Could not process rule: No such file or directory\n";
+      return null;
+    }
+    return `Error: unknown command "${verb}"\n`;
+  };
+
+  const nft = (args: readonly string[], stdin: string | undefined): CommandOutput => {
+    if (options.nftables === false) {
+      return fail(1, "Error: Could not process rule: Operation not supported\n");
+    }
+    const [verb, what, family] = args;
+    if (verb === "list" && what === "tables" && args.length === 2) {
+      return ok([...nftTables.keys()].map((k) => `table ${k}\n`).join(""));
+    }
+    if (verb === "list" && what === "chains" && family !== undefined && args.length === 3) {
+      const out: string[] = [];
+      for (const [key, chains] of nftTables) {
+        if (!key.startsWith(`${family} `)) continue;
+        out.push(`table ${key} {`, ...[...chains].map((c) => `\tchain ${c} {\n\t}`), "}");
       }
+      return ok(out.map((l) => l + "\n").join(""));
+    }
+    if (verb === "-f" && what === "-" && args.length === 2) {
+      const next = new Map(nftTables);
+      for (const line of (stdin ?? "").split("\n")) {
+        if (line.trim() === "") continue;
+        const err = tableCommand(next, line.trim().split(/\s+/));
+        if (err !== null) return fail(1, err);
+      }
+      nftTables.clear();
+      for (const [k, v] of next) nftTables.set(k, v);
       return ok();
     }
-    return fail(1, `Error: unknown command "${verb}"\n`);
+    const err = tableCommand(nftTables, args);
+    return err === null ? ok() : fail(1, err);
   };
 
   const ipset = (args: readonly string[]): CommandOutput => {
@@ -162,7 +196,7 @@ export function createFakeNetadmin(options: FakeNetadminOptions = {}): FakeNetad
     return fail(2, `ipvsadm: unknown arguments "${line}"\n`);
   };
 
-  const tools: Record<string, (args: readonly string[]) => CommandOutput> = {
+  const tools: Record<string, (args: readonly string[], stdin?: string) => CommandOutput> = {
     nft,
     ipset,
     ip,
@@ -175,7 +209,7 @@ export function createFakeNetadmin(options: FakeNetadminOptions = {}): FakeNetad
     if (tool === undefined || options.missing?.includes(input.cmd as "nft")) {
       return Promise.resolve(fail(127, `${input.cmd}: command not found`));
     }
-    return Promise.resolve(tool(input.args));
+    return Promise.resolve(tool(input.args, input.stdin));
   };
 
   return { run, calls, nftTables, nftOwnedTables, ipsets, links, virtualServers };

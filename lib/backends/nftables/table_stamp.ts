@@ -5,10 +5,13 @@
  * restarted proxy can tell "the kernel already holds exactly this table" by reading one map.
  */
 
+const OFFSET_A = 0x811c9dc5;
+const OFFSET_B = 0x01000193 ^ 0x5bd1e995;
+
 /** Two 32-bit hashes of `text` (FNV-1a with two different offset bases). */
 export function textHash(text: string): readonly [number, number] {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
+  let a = OFFSET_A;
+  let b = OFFSET_B;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     a = Math.imul(a ^ c, 0x01000193);
@@ -21,6 +24,38 @@ export function textHash(text: string): readonly [number, number] {
 export class TableStamp {
   #a = 0;
   #b = 0;
+  // The hash being fed (see toggleElement): fields, not a returned pair, so that 100k+
+  // elements per full sync allocate nothing here.
+  #ha = 0;
+  #hb = 0;
+
+  #feed(text: string): void {
+    let a = this.#ha;
+    let b = this.#hb;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x0100019d);
+    }
+    this.#ha = a;
+    this.#hb = b;
+  }
+
+  /**
+   * XORs in (or out) the element `key` + `rest` of `set`: the same as
+   * toggle(`e\u0000${set}\u0000${key}${rest}`) without building that string.
+   */
+  toggleElement(set: string, key: string, rest: string): void {
+    this.#ha = OFFSET_A;
+    this.#hb = OFFSET_B;
+    this.#feed("e\u0000");
+    this.#feed(set);
+    this.#feed("\u0000");
+    this.#feed(key);
+    this.#feed(rest);
+    this.#a = (this.#a ^ (this.#ha >>> 0)) >>> 0;
+    this.#b = (this.#b ^ (this.#hb >>> 0)) >>> 0;
+  }
 
   /** XORs the hash of `text` in (or out: XOR is its own inverse). */
   toggle(text: string): void {

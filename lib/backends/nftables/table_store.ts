@@ -31,10 +31,6 @@ interface OwnerRecord {
   readonly heldChains: readonly boolean[];
 }
 
-function elementText(set: string, key: string, rest: string): string {
-  return `e\u0000${set}\u0000${key}${rest}`;
-}
-
 function chainText(ch: NftChain): string {
   return `c\u0000${ch.name}\u0000${JSON.stringify(ch.hook ?? null)}\u0000${ch.rules.join("\n")}`;
 }
@@ -132,7 +128,7 @@ export class NftTableStore {
       if (cur === undefined) {
         this.#touchElement(e.set, e.key, set);
         set.set(e.key, e.rest);
-        this.#stamp.toggle(elementText(e.set, e.key, e.rest));
+        this.#stamp.toggleElement(e.set, e.key, e.rest);
         held[i] = 1;
       } else if (cur !== e.rest) {
         conflicts.push({ owner, what: `${e.set} element ${e.key}` });
@@ -163,7 +159,7 @@ export class NftTableStore {
       }
       this.#touchElement(e.set, e.key, set);
       set.delete(e.key);
-      this.#stamp.toggle(elementText(e.set, e.key, e.rest));
+      this.#stamp.toggleElement(e.set, e.key, e.rest);
     }
     rec.objects.chains.forEach((ch, i) => {
       if (!rec.heldChains[i]) return;

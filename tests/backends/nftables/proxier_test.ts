@@ -3,6 +3,7 @@ import {
   createNftablesProxier,
   hasChain,
   renderNftables,
+  SYNC_STAMP,
 } from "../../../lib/backends/nftables/mod.ts";
 import { CommandError } from "../../../lib/exec/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
@@ -155,4 +156,61 @@ Deno.test("createNftablesProxier() adopts a table that already holds its render 
   const r3 = await other.sync({ ...s1, forceFullSync: true });
   assert.equal(r3.adopted, false);
   assert.equal(r3.full, true);
+});
+
+Deno.test("createNftablesProxier() partial syncs touch only the changed service port's objects", async () => {
+  const { fake, proxier, table, want } = setup();
+  const ports = variedServicePorts(60);
+  const s1 = state(ports);
+  await proxier.sync(s1);
+  const before = fake.model("ip", "kube-proxy")!;
+  // A ClientIP-affinity service port with endpoints owns chains and sets; move one endpoint.
+  const sticky = ports.find((p) => p.info.stickyMaxAgeSeconds > 0 && p.allEndpoints.length > 1)!;
+  const n = sticky.info.name;
+  const stickyKey = key(n.namespace, n.name, n.port, sticky.info.protocol);
+  const services = new Map(s1.services);
+  const moved = sps(sticky.info, [ep("10.99.0.1", 8080), ...sticky.allEndpoints.slice(1)]);
+  services.set(stickyKey, moved);
+  const s2 = { ...s1, services, changed: new Set([stickyKey]), forceFullSync: false };
+  const r = await proxier.sync(s2);
+  assert.equal(r.full, false);
+  assert.equal(table(), want(s2));
+
+  // What the transaction may touch: the objects the old or new render of this one port owns.
+  const own = (p: typeof sticky) => renderNftables(state([p]), OPTS).model;
+  const shared = renderNftables(state([]), OPTS).model;
+  const ownChains = new Set<string>();
+  const ownSets = new Set<string>();
+  const ownElements = new Set<string>();
+  for (const m of [own(sticky), own(moved)]) {
+    for (const c of m.chains.keys()) if (!shared.chains.has(c)) ownChains.add(c);
+    for (const s of m.sets.values()) {
+      if (!shared.sets.has(s.name)) ownSets.add(s.name);
+      for (const k of s.elements.keys()) ownElements.add(`${s.name}\u0000${k}`);
+    }
+  }
+  const touched = fake.touched;
+  assert.ok(touched.chains.size > 0, "the sticky chains are rewritten");
+  for (const c of touched.chains) assert.ok(ownChains.has(c), `touched chain ${c}`);
+  // Besides them only the table's fingerprint (two elements) is rewritten.
+  for (const s of touched.sets) {
+    assert.ok(ownSets.has(s) || s === SYNC_STAMP, `touched set ${s}`);
+  }
+  for (const e of touched.elements) {
+    assert.ok(ownElements.has(e) || e.startsWith(`${SYNC_STAMP}\u0000`), `touched element ${e}`);
+  }
+  // Every other chain of the table is exactly as before, rule for rule.
+  const after = fake.model("ip", "kube-proxy")!;
+  let untouched = 0;
+  for (const [name, chain] of before.chains) {
+    if (ownChains.has(name)) continue;
+    assert.deepEqual(after.chains.get(name)?.rules, chain.rules, `chain ${name}`);
+    untouched++;
+  }
+  assert.ok(untouched > touched.chains.size, `${untouched} chains left alone`);
+  // The transaction's own counts (rewritten + deleted chains) agree with what the fake saw.
+  assert.equal(
+    r.transaction.chainsWritten + r.transaction.chainsDeleted,
+    touched.chains.size,
+  );
 });
