@@ -48,7 +48,13 @@ function start(packet: TracePacket): WalkState {
 function refusalReason(s: WalkState): TraceDropReason {
   const rule = s.verdictRule!;
   if (s.verdict === "REJECT") return "no-endpoints";
-  if (s.verdictChain === "KUBE-PROXY-FIREWALL") return "source-range";
+  if (s.verdictChain === "KUBE-PROXY-FIREWALL") {
+    // The firewall drops whatever its nat chain did not DNAT; when that chain let the source
+    // through (went on to KUBE-EXT), the service had no local endpoint to send it to.
+    const fw = s.path.findIndex((c) => c.startsWith("KUBE-FW-"));
+    const passed = fw !== -1 && s.path.slice(fw + 1).some((c) => c.startsWith("KUBE-EXT-"));
+    return passed ? "no-local-endpoints" : "source-range";
+  }
   if (s.verdictChain === "KUBE-SERVICES" || s.verdictChain === "KUBE-EXTERNAL-SERVICES") {
     return "no-local-endpoints";
   }
