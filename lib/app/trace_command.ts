@@ -145,7 +145,10 @@ export async function traceCommand(
       throw new CommandFailure(`Cannot list the node's addresses: ${errorMessage(err)}`, 2);
     }
   }
-  const nodeAddresses = [...state.node.ips, ...local].filter((ip) => !isLoopbackIP(ip));
+  // Loopback and link-local addresses exist on every node and carry no service traffic.
+  const nodeAddresses = [...state.node.ips, ...local].filter((ip) =>
+    !isLoopbackIP(ip) && !/^fe[89ab][0-9a-f]:/i.test(ip)
+  );
   if (nodeAddresses.length === 0) {
     const other = request.family === "IPv4" ? "IPv6" : "IPv4";
     throw new CommandFailure(
