@@ -64,6 +64,20 @@ function clusterMasquerade(packet: TracePacket, options: ModelOptions): boolean 
   return !fromPod(packet, options);
 }
 
+/**
+ * iptables refuses external and LB IPs in KUBE-EXTERNAL-SERVICES, hooked on INPUT and FORWARD
+ * only: the node's own packet to a non-local one leaves the node untouched.
+ */
+function externalRefusalApplies(
+  hit: ServiceHit,
+  packet: TracePacket,
+  options: ModelOptions,
+): boolean {
+  const externalVIP = hit.kind === "external-ip" || hit.kind === "load-balancer";
+  return !(options.mode === "iptables" && externalVIP && packet.source === "node" &&
+    !options.localAddresses.includes(packet.to));
+}
+
 /** A loadBalancerSourceRanges check that refuses this packet, as every mode writes it. */
 function outsideSourceRanges(hit: ServiceHit, packet: TracePacket, options: ModelOptions): boolean {
   const info = hit.sps.info;
@@ -107,10 +121,11 @@ function ipvsExternalDecision(sps: ServicePortState): TraceDecision {
 }
 
 function externalDecision(
-  sps: ServicePortState,
+  hit: ServiceHit,
   packet: TracePacket,
   options: ModelOptions,
 ): TraceDecision {
+  const { sps } = hit;
   if (options.mode === "ipvs") return ipvsExternalDecision(sps);
   const info = sps.info;
   if (!(info.externalPolicyLocal && externallyAccessible(info))) {
@@ -122,7 +137,9 @@ function externalDecision(
     return forward(sps, sps.clusterEndpoints, true);
   }
   if (sps.localEndpoints.length > 0) return forward(sps, sps.localEndpoints, false);
-  return refuse("drop", sps, "no-local-endpoints");
+  return externalRefusalApplies(hit, packet, options)
+    ? refuse("drop", sps, "no-local-endpoints")
+    : { kind: "pass" };
 }
 
 /** Options for modelDecision. */
@@ -144,15 +161,7 @@ export function modelDecision(
   }
   const { sps } = hit;
   if (!sps.hasAnyEndpoints) {
-    // iptables refuses external and LB IPs in KUBE-EXTERNAL-SERVICES, hooked on INPUT and
-    // FORWARD only: the node's own packet to a non-local one leaves the node untouched.
-    const externalVIP = hit.kind === "external-ip" || hit.kind === "load-balancer";
-    if (
-      options.mode === "iptables" && externalVIP && packet.source === "node" &&
-      !options.localAddresses.includes(packet.to)
-    ) {
-      return { kind: "pass" };
-    }
+    if (!externalRefusalApplies(hit, packet, options)) return { kind: "pass" };
     return refuse("reject", sps, "no-endpoints");
   }
   if (outsideSourceRanges(hit, packet, options)) return refuse("drop", sps, "source-range");
@@ -164,5 +173,5 @@ export function modelDecision(
       ? refuse("drop", sps, "no-local-endpoints")
       : { kind: "pass" };
   }
-  return externalDecision(sps, packet, options);
+  return externalDecision(hit, packet, options);
 }
