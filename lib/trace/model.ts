@@ -66,7 +66,8 @@ function clusterMasquerade(packet: TracePacket, options: ModelOptions): boolean 
 
 /**
  * iptables refuses external and LB IPs in KUBE-EXTERNAL-SERVICES, hooked on INPUT and FORWARD
- * only: the node's own packet to a non-local one leaves the node untouched.
+ * only: the node's own packet to a non-local one leaves the node untouched (unless the LB IP's
+ * firewall drops it).
  */
 function externalRefusalApplies(
   hit: ServiceHit,
@@ -74,8 +75,11 @@ function externalRefusalApplies(
   options: ModelOptions,
 ): boolean {
   const externalVIP = hit.kind === "external-ip" || hit.kind === "load-balancer";
-  return !(options.mode === "iptables" && externalVIP && packet.source === "node" &&
-    !options.localAddresses.includes(packet.to));
+  // An LB IP with source ranges is also dropped by KUBE-PROXY-FIREWALL, hooked on OUTPUT too.
+  const firewalled = hit.kind === "load-balancer" && hit.sps.hasAnyEndpoints &&
+    hit.sps.info.loadBalancerSourceRanges.length > 0;
+  return !(options.mode === "iptables" && externalVIP && !firewalled &&
+    packet.source === "node" && !options.localAddresses.includes(packet.to));
 }
 
 /** A loadBalancerSourceRanges check that refuses this packet, as every mode writes it. */

@@ -186,3 +186,37 @@ Deno.test("modelDecision() serves NodePorts only on nodePortAddresses and localh
   const onlyOther = { ...base, nodePortIPs: ["192.168.0.3"] };
   assertEquals(modelDecision(s, packet("external", NODE_IP, 30080), onlyOther), { kind: "pass" });
 });
+
+Deno.test("modelDecision() in iptables mode does not refuse the node's own packets to a remote external IP", () => {
+  const local = svc({ ...webOptions, externalPolicyLocal: true });
+  const none = state([sps(svc(webOptions), [])]);
+  assertEquals(modelDecision(none, packet("node", "198.51.100.1", 80), base), { kind: "pass" });
+  assertEquals(
+    modelDecision(none, packet("node", "198.51.100.1", 80), { ...base, mode: "nftables" }),
+    {
+      kind: "reject",
+      servicePort: "ns1/svc1:p80",
+      reason: "no-endpoints",
+    },
+  );
+  // From the LB IP itself (not a local address): no short-circuit, and OUTPUT has no DROP...
+  const remote = state([sps(local, [ep("10.2.0.1", 8080)])]);
+  const fromLB = packet("node", "203.0.114.1", 80, { from: "203.0.114.1" });
+  assertEquals(modelDecision(remote, fromLB, base), { kind: "pass" });
+  // ...except the firewall of an LB IP with source ranges, hooked on OUTPUT too.
+  const ranged = state([
+    sps(
+      svc({
+        ...webOptions,
+        externalPolicyLocal: true,
+        loadBalancerSourceRanges: ["192.168.0.0/24"],
+      }),
+      [ep("10.2.0.1", 8080)],
+    ),
+  ]);
+  assertEquals(modelDecision(ranged, fromLB, base), {
+    kind: "drop",
+    servicePort: "ns1/svc1:p80",
+    reason: "no-local-endpoints",
+  });
+});
