@@ -4,7 +4,7 @@
  * guess.
  */
 import { type CIDR, parseCIDR } from "../../net/mod.ts";
-import type { IptablesRule } from "./rules.ts";
+import { type IptablesRule, ruleWords } from "./rules.ts";
 
 /** A rule uses something the tracer does not evaluate. */
 export class UnknownMatchError extends Error {
@@ -119,8 +119,8 @@ function parseTarget(words: readonly string[], rule: string, goto: boolean): Tar
 
 /** Compiles a rule; throws UnknownMatchError naming the first option it cannot evaluate. */
 export function compileRule(rule: IptablesRule): CompiledRule {
-  const words = rule.words;
-  const text = `-A ${rule.chain} ${words.join(" ")}`;
+  const words = ruleWords(rule.spec);
+  const text = `-A ${rule.chain} ${rule.spec}`;
   const matches: Match[] = [];
   let comment: string | null = null;
   let target: Target | null = null;

@@ -5,11 +5,11 @@
  */
 import type { IPFamily } from "../../proxy/mod.ts";
 
-/** One rule: its chain, position and words (quoted words keep their quotes). */
+/** One rule: its table, chain and the text after `-A CHAIN` (split into words when compiled). */
 export interface IptablesRule {
   readonly table: string;
   readonly chain: string;
-  readonly words: readonly string[];
+  readonly spec: string;
 }
 
 /** The chains of one table, each an ordered list of rules. */
@@ -38,6 +38,9 @@ export function ruleWords(line: string): string[] {
   return line.match(WORD) ?? [];
 }
 
+/** `-A CHAIN spec`, `-I CHAIN spec` (prepend) or `-X CHAIN`. */
+const RULE_LINE = /^(-A|--append|-I|--insert|-X|--delete-chain)\s+(\S+)\s*(.*)$/;
+
 /** Parses iptables-save text or restore input (several may be concatenated) into tables. */
 export function parseIptablesRules(text: string, family: IPFamily): IptablesRules {
   const tables = new Map<string, IptablesTable>();
@@ -63,18 +66,18 @@ export function parseIptablesRules(text: string, family: IPFamily): IptablesRule
       current.set(name, []);
       continue;
     }
-    const words = ruleWords(line);
-    const op = words[0];
-    const chain = words[1] ?? "";
-    if (op === "-X") {
+    const m = RULE_LINE.exec(line);
+    if (m === null) continue;
+    const [, op, chain = "", spec = ""] = m;
+    if (op === "-X" || op === "--delete-chain") {
       current.delete(chain);
-    } else if (op === "-A" || op === "--append" || op === "-I" || op === "--insert") {
-      const rule: IptablesRule = { table: tableName, chain, words: words.slice(2) };
-      const rules = current.get(chain) ?? [];
-      current.set(chain, rules);
-      if (op === "-A" || op === "--append") rules.push(rule);
-      else rules.unshift(rule);
+      continue;
     }
+    const rule: IptablesRule = { table: tableName, chain, spec };
+    const rules = current.get(chain) ?? [];
+    current.set(chain, rules);
+    if (op === "-A" || op === "--append") rules.push(rule);
+    else rules.unshift(rule);
   }
   return { family, tables };
 }

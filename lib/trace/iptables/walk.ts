@@ -186,7 +186,7 @@ function walkFrom(
   for (let i = from; i < rules.length; i++) {
     const rule = rules[i]!;
     // In built-in chains only the jumps into kube-proxy's chains are ours to follow.
-    if (builtin && !/(-j|-g|--jump|--goto) KUBE-/.test(rule.words.join(" "))) continue;
+    if (builtin && !/(-j|-g|--jump|--goto) KUBE-/.test(rule.spec)) continue;
     const c = compile(rule);
     const check = c.matches.find((m) => m.k === "recent-check");
     if (check !== undefined && check.k === "recent-check") {
