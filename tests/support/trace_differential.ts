@@ -33,6 +33,7 @@ export function differentialConfigs(): { label: string; config: ProxyConfig }[] 
         detectLocal: { bridgeInterface: "cbr0", interfaceNamePrefix: "" },
       },
     },
+    { label: "--detect-local-mode NodeCIDR", config: { ...base, detectLocalMode: "NodeCIDR" } },
     {
       label: "--iptables-localhost-nodeports=false",
       config: { ...base, iptables: { ...base.iptables, localhostNodePorts: false } },

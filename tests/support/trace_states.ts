@@ -36,6 +36,8 @@ export interface FamilyPlan {
   readonly nodeIP: string;
   readonly loopback: string;
   readonly podCIDR: string;
+  /** This node's share of podCIDR (for --detect-local-mode NodeCIDR); holds localPod. */
+  readonly nodePodCIDR: string;
   readonly localPod: string;
   readonly external: string;
   /** An outside client in ranges[1]. */
@@ -55,6 +57,7 @@ export function familyPlan(family: IPFamily): FamilyPlan {
       nodeIP: "192.168.0.2",
       loopback: "127.0.0.1",
       podCIDR: "10.0.0.0/8",
+      nodePodCIDR: "10.0.0.0/16",
       localPod: "10.0.9.9",
       external: "203.0.113.2",
       otherClient: "198.18.0.7",
@@ -69,6 +72,7 @@ export function familyPlan(family: IPFamily): FamilyPlan {
     nodeIP: "fd00:20::2",
     loopback: "::1",
     podCIDR: "fd00:10::/64",
+    nodePodCIDR: "fd00:10::9:0/112",
     localPod: "fd00:10::9:9",
     external: "fd00:99::2",
     otherClient: "fd00:98::7",
@@ -161,7 +165,7 @@ export function buildState(
   }
   return {
     family,
-    node: { name: TRACE_NODE, labels, ips: [plan.nodeIP], podCIDRs: [] },
+    node: { name: TRACE_NODE, labels, ips: [plan.nodeIP], podCIDRs: [plan.nodePodCIDR] },
     services,
     changed: new Set(services.keys()),
     forceFullSync: true,
