@@ -162,3 +162,26 @@ Deno.test("iptablesTracer names a match it cannot evaluate instead of guessing",
     (e: unknown) => e instanceof UnknownMatchError && e.message.includes('"-m physdev"'),
   );
 });
+
+Deno.test("iptablesTracer returns from a goto's chain to the caller's caller, from a jump's to the next rule", () => {
+  const text = (how: string) =>
+    `*nat
+:PREROUTING ACCEPT [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-X - [0:0]
+:KUBE-Y - [0:0]
+-A PREROUTING -j KUBE-SERVICES
+-A KUBE-SERVICES -d 172.30.0.10/32 ${how} KUBE-X
+-A KUBE-SERVICES -j KUBE-Y
+-A KUBE-X -j RETURN
+-A KUBE-Y -p tcp -m comment --comment "ns1/svc1:p80 cluster IP" -j DNAT --to-destination 10.1.0.1:80
+COMMIT
+`;
+  const to = packet("external", "172.30.0.10", 80);
+  const jumped = iptablesTracer.trace(parseIptablesRules(text("-j"), "IPv4"), to, node);
+  assertEquals(jumped.decision.kind, "forward");
+  assertEquals(jumped.path, ["KUBE-SERVICES", "KUBE-X", "KUBE-Y"]);
+  const went = iptablesTracer.trace(parseIptablesRules(text("-g"), "IPv4"), to, node);
+  assertEquals(went.decision, { kind: "pass" });
+  assertEquals(went.path, ["KUBE-SERVICES", "KUBE-X"]);
+});
