@@ -202,9 +202,12 @@ export function walkIptables(
     const opts = t.slice(2);
     switch (target) {
       case "MARK": {
-        const n = Number(opts[1]);
+        const [value = "", mask = "0xffffffff"] = (opts[1] ?? "").split("/");
+        const n = Number(value);
         if (opts[0] === "--or-mark") p.mark = (p.mark | n) >>> 0;
         else if (opts[0] === "--xor-mark") p.mark = (p.mark ^ n) >>> 0;
+        // iptables-save prints --or-mark M as --set-xmark M/M: zero the mask bits, then xor.
+        else if (opts[0] === "--set-xmark") p.mark = ((p.mark & ~Number(mask)) ^ n) >>> 0;
         else fail(`MARK option "${opts[0] ?? ""}"`, words);
         continue;
       }
