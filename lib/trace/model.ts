@@ -138,7 +138,18 @@ export function modelDecision(
       : { kind: "pass" };
   }
   const { sps } = hit;
-  if (!sps.hasAnyEndpoints) return refuse("reject", sps, "no-endpoints");
+  if (!sps.hasAnyEndpoints) {
+    // iptables refuses external and LB IPs in KUBE-EXTERNAL-SERVICES, hooked on INPUT and
+    // FORWARD only: the node's own packet to a non-local one leaves the node untouched.
+    const externalVIP = hit.kind === "external-ip" || hit.kind === "load-balancer";
+    if (
+      options.mode === "iptables" && externalVIP && packet.source === "node" &&
+      !options.localAddresses.includes(packet.to)
+    ) {
+      return { kind: "pass" };
+    }
+    return refuse("reject", sps, "no-endpoints");
+  }
   if (outsideSourceRanges(hit, packet, options)) return refuse("drop", sps, "source-range");
   if (hit.kind === "cluster-ip") return clusterIPDecision(sps, packet, options);
   if (!hit.captured) {
