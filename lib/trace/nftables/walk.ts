@@ -103,6 +103,8 @@ export function lookupElement(set: NftSet, values: readonly string[]): [string, 
   const direct = values.map((v) => canonicalIP(v) ?? v).join(" . ");
   const rest = set.elements.get(direct);
   if (rest !== undefined) return [direct, rest];
+  // Only interval sets hold keys (CIDRs, ranges) that an exact lookup cannot find.
+  if (!set.spec.some((s) => /^flags .*\binterval\b/.test(s))) return null;
   for (const [key, r] of set.elements) {
     const parts = key.split(" . ");
     if (parts.length !== values.length) continue;
@@ -111,17 +113,23 @@ export function lookupElement(set: NftSet, values: readonly string[]): [string, 
   return null;
 }
 
-/** Walks packets through one table; parsed rules are cached per walker. */
+/** The parsed rules of each table, by chain, shared by every walk through it. */
+const parsedRules = new WeakMap<NftTableModel, Map<string, NftExpr[][]>>();
+
+/** Walks one packet through one table. */
 export class NftWalker {
   readonly #table: NftTableModel;
   readonly #packet: TracePacket;
   readonly #local: ReadonlySet<string>;
-  readonly #rules = new Map<string, NftExpr[][]>();
+  readonly #rules: Map<string, NftExpr[][]>;
 
   constructor(table: NftTableModel, packet: TracePacket, node: TraceNode) {
     this.#table = table;
     this.#packet = packet;
     this.#local = new Set(node.localAddresses.map((a) => canonicalIP(a) ?? a));
+    let rules = parsedRules.get(table);
+    if (rules === undefined) parsedRules.set(table, rules = new Map());
+    this.#rules = rules;
   }
 
   /** Whether `ip` is one of the node's addresses. */
