@@ -20,6 +20,7 @@ import {
   requireCommands,
   requireNetnsSupport,
 } from "../../scripts/netns/namespaces.ts";
+import { familyPlan, generatePackets, generateState } from "../support/trace_states.ts";
 import { handState, NODE, NODE_IP, packet } from "./nftables_fixtures.ts";
 
 const NS = "tm-nftread";
@@ -85,6 +86,37 @@ Deno.test("nftables read: a table read back from the kernel traces exactly as re
       if (a.decision.kind === "forward") forwards++;
     }
     assert.ok(forwards > 20, `only ${forwards} forwarded packets in the grid`);
+  } finally {
+    await deleteNamespaces([NS]);
+  }
+});
+
+Deno.test("nftables read: generated IPv4 and IPv6 tables read back trace as rendered", async () => {
+  await requireNetnsSupport();
+  requireCommands(["nft", "ip"]);
+  await deleteNamespaces([NS]);
+  await addNamespaces([NS]);
+  try {
+    const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8", "fd00:10::/64"] };
+    for (const family of ["IPv4", "IPv6"] as const) {
+      const state = generateState(1313, 30, family);
+      const rendered = nftablesTracer.rendered(config, state);
+      const script = fullTransaction(rendered).script;
+      await runChecked(inNamespace, { cmd: "nft", args: ["-f", "-"], stdin: script });
+      const read = await nftablesTracer.read(inNamespace, family);
+      assert.equal(read.family, family === "IPv4" ? "ip" : "ip6");
+      const plan = familyPlan(family);
+      const node = { localAddresses: [plan.nodeIP, plan.loopback] };
+      const packets = generatePackets(state);
+      for (const p of packets) {
+        assert.deepEqual(
+          nftablesTracer.trace(read, p, node),
+          nftablesTracer.trace(rendered, p, node),
+          JSON.stringify(p),
+        );
+      }
+      assert.ok(packets.length > 100, `${family}: only ${packets.length} packets`);
+    }
   } finally {
     await deleteNamespaces([NS]);
   }
