@@ -193,3 +193,18 @@ Deno.test("ipvs trace: a rule with a match IPVS mode never writes is refused by 
     /unknown match "-m statistic"/,
   );
 });
+
+Deno.test("ipvs trace: with --detect-local-mode InterfaceNamePrefix pods come in on `-i veth+`", () => {
+  const byIface = ipvsTracer.rendered({
+    ...config,
+    detectLocalMode: "InterfaceNamePrefix",
+    detectLocal: { ...config.detectLocal, interfaceNamePrefix: "veth" },
+  }, handState());
+  assert.match(byIface.iptables, / ! -i veth\+ -j KUBE-MARK-MASQ/);
+  const masq = (p: ReturnType<typeof packet>) => {
+    const d = ipvsTracer.trace(byIface, p, NODE).decision;
+    return d.kind === "forward" && d.masquerade;
+  };
+  assert.equal(masq(packet("pod", "10.0.3.3", "172.30.0.10", 80)), false);
+  assert.equal(masq(packet("external", "10.0.3.3", "172.30.0.10", 80)), true);
+});

@@ -199,3 +199,18 @@ Deno.test("nftables trace: traffic to no service passes untouched", () => {
     kind: "pass",
   });
 });
+
+Deno.test("nftables trace: with --detect-local-mode BridgeInterface pods come in on iifname", () => {
+  const byIface = nftablesTracer.rendered({
+    ...config,
+    detectLocalMode: "BridgeInterface",
+    detectLocal: { ...config.detectLocal, bridgeInterface: "cbr0" },
+  }, handState());
+  assert.ok(byIface.chains.get("services")!.rules[0]!.includes('iifname != "cbr0"'));
+  const masq = (p: ReturnType<typeof packet>) => {
+    const d = nftablesTracer.trace(byIface, p, NODE).decision;
+    return d.kind === "forward" && d.masquerade;
+  };
+  assert.equal(masq(packet("pod", "10.0.3.3", "172.30.0.10", 80)), false);
+  assert.equal(masq(packet("external", "10.0.3.3", "172.30.0.10", 80)), true);
+});

@@ -60,8 +60,11 @@ export interface IptablesContext {
   readonly table: "nat" | "filter";
   readonly sets: ReadonlyMap<string, KernelIpset>;
   readonly isLocal: (ip: string) => boolean;
-  /** The packet came in through a bridge port (`-m physdev --physdev-is-in`): pod traffic. */
-  readonly fromBridge: boolean;
+  /**
+   * The packet came from a local pod: through a pod interface (`-i`) or a bridge port
+   * (`-m physdev --physdev-is-in`).
+   */
+  readonly fromPod: boolean;
 }
 
 /** How a walk ended: a terminal target, or null when it fell through or returned. */
@@ -146,7 +149,11 @@ function matchRule(
         break;
       }
       case "--physdev-is-in":
-        need(ctx.fromBridge);
+        need(ctx.fromPod);
+        break;
+      case "-i":
+        // Only the local-traffic detector writes `-i` (a bridge, or a prefix with "+"): pods.
+        need(ctx.fromPod), i++;
         break;
       case "--src-type":
       case "--dst-type":

@@ -62,7 +62,7 @@ export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode
     table,
     sets: r.sets,
     isLocal,
-    fromBridge: packet.source === "pod",
+    fromPod: packet.source === "pod",
   });
   const p: IptablesPacket = {
     src: packet.from,
