@@ -2,6 +2,7 @@
 import { CommandFailure } from "./lib/app/command_failure.ts";
 import { cleanupCommand, renderCommand, writeConfigCommand } from "./lib/app/commands.ts";
 import { runCommand } from "./lib/app/run_command.ts";
+import { traceCommand } from "./lib/app/trace_command.ts";
 import { ConfigError, helpText, parseCommandLine, VERSION } from "./lib/config/mod.ts";
 import { denoCommandRunner } from "./lib/exec/mod.ts";
 import { createLogger } from "./lib/log/mod.ts";
@@ -39,6 +40,14 @@ async function main(args: string[]): Promise<number> {
       case "render":
         await Deno.stdout.write(new TextEncoder().encode(await renderCommand(config, logger)));
         return 0;
+      case "trace": {
+        const outcome = await traceCommand(config, cl.trace!, {
+          runner: denoCommandRunner,
+          logger,
+        });
+        await Deno.stdout.write(new TextEncoder().encode(outcome.text));
+        return outcome.code;
+      }
       case "run": {
         const abort = new AbortController();
         for (const sig of ["SIGTERM", "SIGINT"] as const) {

@@ -25,6 +25,8 @@ export interface StateSourceOptions {
   readonly env?: KubeConfigChoice["env"];
   /** Whether Deno may connect to `host`; defaults to a permission query. */
   readonly netPermission?: (host: string) => boolean;
+  /** Post the "Starting kube-proxy" Event (default true); `trace` must not write. */
+  readonly postStartingEvent?: boolean;
 }
 
 /**
@@ -86,5 +88,13 @@ export function createStateSource(
   const transport = createKubeTransport(loaded.kubeConfig, {
     limiter: createTokenBucket({ qps: connection.qps, burst: connection.burst }),
   });
-  return (sink) => createApiSource({ transport, nodeName: config.hostnameOverride, sink, logger });
+  const postStartingEvent = options.postStartingEvent ?? true;
+  return (sink) =>
+    createApiSource({
+      transport,
+      nodeName: config.hostnameOverride,
+      sink,
+      logger,
+      postStartingEvent,
+    });
 }

@@ -15,6 +15,7 @@ import { applyFlag, type FlagGroup, FLAGS, type FlagValue } from "./flag_table.t
 import { parseFlags } from "./flags.ts";
 import { type Command, type CommandLine, ConfigError, type ProxyConfig } from "./types.ts";
 import { validateConfig, type ValidationIssue } from "./validate.ts";
+import { parseTraceArgs, TRACE_FLAGS } from "./trace_args.ts";
 
 /** Seams for parseCommandLine: file reading and the host name, real by default. */
 export interface ParseCommandLineOptions {
@@ -71,10 +72,13 @@ function nodeName(override: string | undefined, fromFile: string): string {
   return fromFile.trim().toLowerCase();
 }
 
-function pickCommand(values: ReadonlyMap<string, FlagValue>, render: boolean): Command {
+function pickCommand(
+  values: ReadonlyMap<string, FlagValue>,
+  subcommand: "render" | "trace" | null,
+): Command {
   if (values.get("write-config-to")) return "write-config";
   if (values.get("cleanup") === true) return "cleanup";
-  return render ? "render" : "run";
+  return subcommand ?? "run";
 }
 
 /**
@@ -90,13 +94,19 @@ export function parseCommandLine(
   const hostname = options.hostname ?? Deno.hostname;
   const { values, texts, positionals } = parseFlags(args);
 
-  let render = false;
+  let subcommand: "render" | "trace" | null = null;
   for (const arg of positionals) {
-    if (arg === "render" && !render) render = true;
+    if ((arg === "render" || arg === "trace") && subcommand === null) subcommand = arg;
     else {
       throw new ConfigError(
-        `Unexpected argument "${arg}": expected no arguments besides the "render" subcommand`,
+        `Unexpected argument "${arg}": expected no arguments besides a "render" or "trace" subcommand`,
       );
+    }
+  }
+  if (subcommand !== "trace") {
+    const misplaced = TRACE_FLAGS.find((name) => values.has(name));
+    if (misplaced !== undefined) {
+      throw new ConfigError(`Invalid --${misplaced}: expected only with the "trace" subcommand`);
     }
   }
   const configFile = (values.get("config") as string | undefined) ?? "";
@@ -132,7 +142,8 @@ export function parseCommandLine(
     throw new ConfigError(issues.map((i) => describe(i, configFile, texts)).join("\n"));
   }
 
-  const command = pickCommand(values, render);
+  const command = pickCommand(values, subcommand);
+  const trace = command === "trace" ? parseTraceArgs(values) : undefined;
   config.hostnameOverride = nodeName(
     values.get("hostname-override") as string | undefined,
     config.hostnameOverride,
@@ -146,5 +157,5 @@ export function parseCommandLine(
       );
     }
   }
-  return { command, config, configFile, writeConfigTo };
+  return { command, config, configFile, writeConfigTo, ...(trace ? { trace } : {}) };
 }

@@ -25,3 +25,4 @@ export { defaultConfig } from "./defaults.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export { helpText, VERSION } from "./help.ts";
 export { validateConfig, type ValidationIssue } from "./validate.ts";
+export { parseTraceArgs, TRACE_FLAGS, type TraceRequest } from "./trace_args.ts";

@@ -3,6 +3,7 @@
  * camelCase, durations in milliseconds, plus the values resolved for the chosen mode and our own
  * additions (manifests, node IPs).
  */
+import type { TraceRequest } from "./trace_args.ts";
 
 /** A proxy backend, as chosen by `--proxy-mode` or `mode:` ("" resolves to iptables on Linux). */
 export type ProxyMode = "iptables" | "ipvs" | "nftables";
@@ -151,7 +152,14 @@ export interface ProxyConfig {
 }
 
 /** What the process should do, decided from the flags and the `render` subcommand. */
-export type Command = "run" | "render" | "cleanup" | "write-config" | "help" | "version";
+export type Command =
+  | "run"
+  | "render"
+  | "trace"
+  | "cleanup"
+  | "write-config"
+  | "help"
+  | "version";
 
 /** The parsed command line: the command plus the configuration it runs with. */
 export interface CommandLine {
@@ -161,6 +169,8 @@ export interface CommandLine {
   configFile: string;
   /** `--write-config-to` path, "" when none. */
   writeConfigTo: string;
+  /** The packet and options of `trace`; set only for that command. */
+  trace?: TraceRequest;
 }
 
 /** Bad flags, a bad config file or an invalid value; the caller prints the message and exits 1. */

@@ -6,6 +6,7 @@ import {
   type ProxyConfig,
 } from "../../lib/config/mod.ts";
 import { FLAGS } from "../../lib/config/flag_table.ts";
+import { TRACE_FLAGS } from "../../lib/config/trace_args.ts";
 
 const hostname = () => "Node-A";
 
@@ -106,7 +107,8 @@ Deno.test("parseCommandLine() parses every flag into the configuration", () => {
 
 Deno.test("parseCommandLine() test table covers every flag", () => {
   const covered = new Set(FLAG_CASES.map(([args]) => args[0]!.replace(/^--?/, "").split("=")[0]));
-  const commands = ["cleanup", "config", "help", "version", "write-config-to"];
+  // The trace flags have their own tests (trace_args_test.ts).
+  const commands = ["cleanup", "config", "help", "version", "write-config-to", ...TRACE_FLAGS];
   const missing = FLAGS.map((f) => f.name).filter((n) => !covered.has(n) && !commands.includes(n));
   assert.deepEqual(missing, []);
 });

@@ -7,6 +7,7 @@
 import { defaultConfig, type ProxyConfig } from "../../lib/config/mod.ts";
 import type { IPFamily, ProxyState } from "../../lib/proxy/mod.ts";
 import {
+  decisionsAgree,
   modelDecision,
   modelOptions,
   type ModeTracer,
@@ -16,22 +17,6 @@ import {
   type TraceResult,
 } from "../../lib/trace/mod.ts";
 import { buildState, familyPlan, generatePackets, generateState } from "./trace_states.ts";
-
-/** True when two decisions say the same (endpoint shares within 1e-6). */
-export function decisionsAgree(a: TraceDecision, b: TraceDecision): boolean {
-  if (a.kind !== b.kind) return false;
-  if (a.kind === "pass" || b.kind === "pass") return true;
-  if (a.kind === "forward" && b.kind === "forward") {
-    return a.servicePort === b.servicePort && a.masquerade === b.masquerade &&
-      a.affinitySeconds === b.affinitySeconds && a.endpoints.length === b.endpoints.length &&
-      a.endpoints.every((e, i) =>
-        e.address === b.endpoints[i]!.address &&
-        Math.abs(e.probability - b.endpoints[i]!.probability) < 1e-6
-      );
-  }
-  if (a.kind === "forward" || b.kind === "forward") return false;
-  return a.servicePort === b.servicePort && a.reason === b.reason;
-}
 
 /** The configurations a differential run goes through (labels for the report). */
 export function differentialConfigs(): { label: string; config: ProxyConfig }[] {

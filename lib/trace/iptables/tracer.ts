@@ -116,10 +116,17 @@ export function traceIptables(
   return { decision: decide(outcomes, packet), path: pathOf(outcomes) };
 }
 
+/** The chains every way out went through: nat ones first, then filter ones, each once. */
 function pathOf(outcomes: readonly Outcome[]): string[] {
-  const path: string[] = [];
-  for (const o of outcomes) for (const c of o.state.path) if (!path.includes(c)) path.push(c);
-  return path;
+  const nat: string[] = [];
+  const filter: string[] = [];
+  for (const o of outcomes) {
+    for (const c of o.state.path) {
+      const list = c.startsWith("filter:") ? filter : nat;
+      if (!list.includes(c)) list.push(c);
+    }
+  }
+  return [...nat, ...filter];
 }
 
 function decide(outcomes: readonly Outcome[], packet: TracePacket): TraceDecision {

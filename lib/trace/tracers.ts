@@ -1,0 +1,13 @@
+/**
+ * The one map from mode name to that mode's tracer. Modes without a tracer yet are absent;
+ * `trace` says so instead of guessing.
+ */
+import { iptablesTracer } from "./iptables/mod.ts";
+import type { TraceModeName } from "./model_options.ts";
+import type { ModeTracer } from "./tracer.ts";
+
+/** Every mode's tracer, by `--proxy-mode` name. */
+// deno-lint-ignore no-explicit-any
+export const TRACERS: Readonly<Partial<Record<TraceModeName, ModeTracer<any>>>> = {
+  iptables: iptablesTracer,
+};
