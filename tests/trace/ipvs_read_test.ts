@@ -17,7 +17,7 @@ import {
   requireNetnsSupport,
 } from "../../scripts/netns/namespaces.ts";
 import { createFakeIpvsadm } from "../support/fake_ipvsadm.ts";
-import { handState, NODE, NODE_IP, packet } from "./nftables_fixtures.ts";
+import { handState, NODE, NODE_IP, packet } from "./mode_tracer_fixtures.ts";
 
 const NS = "tm-ipvsread";
 

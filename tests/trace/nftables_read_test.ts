@@ -21,7 +21,7 @@ import {
   requireNetnsSupport,
 } from "../../scripts/netns/namespaces.ts";
 import { familyPlan, generatePackets, generateState } from "../support/trace_states.ts";
-import { handState, NODE, NODE_IP, packet } from "./nftables_fixtures.ts";
+import { handState, NODE, NODE_IP, packet } from "./mode_tracer_fixtures.ts";
 
 const NS = "tm-nftread";
 

@@ -1,5 +1,5 @@
 /**
- * Hand-built states for the nftables and IPVS tracer tests, one service port per feature.
+ * Hand-built states for the nftables and IPVS tracer tests (and their read tests), one service port per feature.
  * IP plan: pods 10.0.0.0/8 (local pods 10.0.2.0/24), service IPs 172.30.0.0/16, node
  * 192.168.0.2, external client 203.0.113.2, load balancer 5.6.7.8, external IP 1.2.3.4.
  */
