@@ -8,6 +8,7 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import {
+  decisionsAgree,
   modelDecision,
   modelOptions,
   type TraceDecision,
@@ -16,7 +17,6 @@ import {
 } from "../../lib/trace/mod.ts";
 import { ipvsTracer } from "../../lib/trace/ipvs/mod.ts";
 import {
-  decisionsAgree,
   describeDisagreement,
   differentialConfigs,
   fuzzSettings,
