@@ -12,12 +12,15 @@ import { createProxyTracker, type IPFamily, type ProxyState } from "../proxy/mod
 import {
   describeDecision,
   differences,
+  inCIDR,
   modelDecision,
+  type ModelOptions,
   modelOptions,
   type TraceDecision,
   type TracePacket,
   type TraceResult,
   TRACERS,
+  type TraceSource,
 } from "../trace/mod.ts";
 import { CommandFailure } from "./command_failure.ts";
 import { loadManifestState } from "./initial_state.ts";
@@ -85,8 +88,20 @@ export async function loadTraceState(
   return tracker.snapshot(family);
 }
 
+/**
+ * Where a packet from `from` enters when --source is not given: the node's own address, a pod
+ * (inside the local-traffic detector's CIDR, or any address when there is none), or outside.
+ */
+export function inferSource(from: string, options: ModelOptions): TraceSource {
+  if (options.localAddresses.includes(from)) return "node";
+  const pods = options.podTraffic;
+  if (pods !== null && pods !== "interface") return inCIDR(pods.cidr, from) ? "pod" : "external";
+  return "pod";
+}
+
 function formatText(
   request: TraceRequest,
+  packet: TracePacket,
   where: string,
   result: TraceResult,
   expected: TraceDecision,
@@ -94,8 +109,8 @@ function formatText(
 ): string {
   const lines = [
     `packet:   ${request.protocol} ${request.from} -> ${request.to}:${request.port} from ${
-      request.source === "external" ? "outside the node" : `a ${request.source}`
-    }`,
+      packet.source === "external" ? "outside the node" : `a ${packet.source}`
+    }${request.source === "auto" ? " (told from --from; --source to choose)" : ""}`,
     `rules:    ${where}`,
     `decision: ${describeDecision(result.decision)}`,
   ];
@@ -145,7 +160,10 @@ export async function traceCommand(
       throw new CommandFailure(`Cannot list the node's addresses: ${errorMessage(err)}`, 2);
     }
   }
-  const nodeAddresses = [...state.node.ips, ...local].filter((ip) => !isLoopbackIP(ip));
+  // Loopback and link-local addresses exist on every node and carry no service traffic.
+  const nodeAddresses = [...state.node.ips, ...local].filter((ip) =>
+    !isLoopbackIP(ip) && !/^fe[89ab][0-9a-f]:/i.test(ip)
+  );
   if (nodeAddresses.length === 0) {
     const other = request.family === "IPv4" ? "IPv6" : "IPv4";
     throw new CommandFailure(
@@ -160,7 +178,7 @@ export async function traceCommand(
     protocol: request.protocol,
     to: request.to,
     port: request.port,
-    source: request.source,
+    source: request.source === "auto" ? inferSource(request.from, opts) : request.source,
   };
   let rules;
   try {
@@ -196,6 +214,6 @@ export async function traceCommand(
       null,
       2,
     ) + "\n"
-    : formatText(request, where, result, expected, diffs);
+    : formatText(request, packet, where, result, expected, diffs);
   return { code: diffs.length === 0 ? 0 : TRACE_DISAGREES, text };
 }

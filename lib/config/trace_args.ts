@@ -17,7 +17,8 @@ export interface TraceRequest {
   readonly to: string;
   readonly port: number;
   readonly protocol: TraceArgProtocol;
-  readonly source: "pod" | "node" | "external";
+  /** Where the packet enters; "auto" = told from --from (a node address, a pod, or outside). */
+  readonly source: "pod" | "node" | "external" | "auto";
   readonly output: "text" | "json";
   /** Trace the mode's rendering of the state instead of the kernel's rules. */
   readonly rendered: boolean;
@@ -73,7 +74,7 @@ export function parseTraceArgs(values: ReadonlyMap<string, FlagValue>): TraceReq
     to: to.ip,
     port: to.port,
     protocol: to.protocol,
-    source: (values.get("source") as TraceRequest["source"] | undefined) ?? "pod",
+    source: (values.get("source") as TraceRequest["source"] | undefined) ?? "auto",
     output: (values.get("output") as TraceRequest["output"] | undefined) ?? "text",
     rendered: values.get("rendered") === true,
   };

@@ -84,8 +84,13 @@ function clusterIPDecision(
   const masquerade = clusterMasquerade(packet, options);
   if (sps.info.internalPolicyLocal) {
     if (sps.localEndpoints.length > 0) return forward(sps, sps.localEndpoints, masquerade);
-    // IPVS gives the virtual server the cluster set instead, which ITP Local leaves empty.
-    if (options.mode === "ipvs") return refuse("reject", sps, "no-local-endpoints");
+    if (options.mode === "ipvs") {
+      // IPVS falls back to the cluster set (PR #97081), which is empty unless the service is
+      // also reachable from outside; a virtual server without real servers refuses.
+      return sps.clusterEndpoints.length > 0
+        ? forward(sps, sps.clusterEndpoints, masquerade)
+        : refuse("reject", sps, "no-local-endpoints");
+    }
     return refuse("drop", sps, "no-local-endpoints");
   }
   return forward(sps, sps.clusterEndpoints, masquerade);

@@ -29,13 +29,18 @@ export function servesNodePort(to: string, options: ModelOptions): boolean {
   return true;
 }
 
+const trustedCache = new WeakMap<ProxyState, readonly ServicePortState[]>();
+
 /** The service ports a renderer writes, in its order (untrusted ones are skipped by all). */
-export function trustedServicePorts(state: ProxyState): ServicePortState[] {
+export function trustedServicePorts(state: ProxyState): readonly ServicePortState[] {
+  const cached = trustedCache.get(state);
+  if (cached !== undefined) return cached;
   const out: ServicePortState[] = [];
   for (const key of [...state.services.keys()].sort()) {
     const sps = state.services.get(key)!;
     if (untrustedValue(sps, state.family) === null) out.push(sps);
   }
+  trustedCache.set(state, out);
   return out;
 }
 

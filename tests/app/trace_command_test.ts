@@ -105,3 +105,17 @@ Deno.test("traceCommand() refuses an IPv6 packet on a node without IPv6 addresse
         `Invalid --to "fd00:30::a": the node has no IPv6 address; expected an IPv4 address`,
   );
 });
+
+Deno.test("traceCommand() tells the source from --from when --source is not given", async () => {
+  const config10 = { ...config, clusterCIDRs: ["10.0.0.0/8"] };
+  const cases = [[NODE_IP, "a node"], ["10.0.0.5", "a pod"], ["203.0.113.2", "outside the node"]];
+  for (const [from, words] of cases) {
+    const out = await traceCommand(config10, { ...request, from: from!, source: "auto" }, {
+      runner: createFakeIptables().run,
+      logger,
+      listLocalAddresses: () => Promise.resolve([NODE_IP, "127.0.0.1"]),
+      loadState: () => Promise.resolve(before),
+    });
+    assert.match(out.text, new RegExp(`from ${words} \\(told from --from; --source to choose\\)`));
+  }
+});

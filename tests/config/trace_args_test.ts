@@ -13,7 +13,7 @@ function rejects(args: string[], message: RegExp) {
   );
 }
 
-Deno.test("parseCommandLine() reads trace's packet with tcp, pod and text as defaults", () => {
+Deno.test("parseCommandLine() reads trace's packet with tcp, an inferred source and text as defaults", () => {
   const cl = parse(["trace", "--from", "10.0.0.5", "--to", "172.30.0.10:80"]);
   assert.equal(cl.command, "trace");
   assert.deepEqual(cl.trace, {
@@ -22,7 +22,7 @@ Deno.test("parseCommandLine() reads trace's packet with tcp, pod and text as def
     to: "172.30.0.10",
     port: 80,
     protocol: "tcp",
-    source: "pod",
+    source: "auto",
     output: "text",
     rendered: false,
   });

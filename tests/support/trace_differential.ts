@@ -26,6 +26,18 @@ export function differentialConfigs(): { label: string; config: ProxyConfig }[] 
     { label: "--masquerade-all", config: { ...base, masqueradeAll: true } },
     { label: "no --cluster-cidr", config: { ...base, clusterCIDRs: [] } },
     {
+      label: "--detect-local-mode BridgeInterface --pod-bridge-interface cbr0",
+      config: {
+        ...base,
+        detectLocalMode: "BridgeInterface",
+        detectLocal: { bridgeInterface: "cbr0", interfaceNamePrefix: "" },
+      },
+    },
+    {
+      label: "--iptables-localhost-nodeports=false",
+      config: { ...base, iptables: { ...base.iptables, localhostNodePorts: false } },
+    },
+    {
       label: "--nodeport-addresses 192.168.0.0/24,fd00:20::/64",
       config: { ...base, nodePortAddresses: ["192.168.0.0/24", "fd00:20::/64"] },
     },

@@ -123,6 +123,7 @@ function servicePortFor(rand: () => number, i: number, plan: FamilyPlan): Servic
   const ranges = lb && r < 0.5
     ? (r < 0.15 ? [plan.ranges[0], plan.ranges[2]] : r < 0.3 ? [plan.ranges[1]] : [plan.ranges[0]])
     : [];
+  const externalPolicyLocal = accessible && rand() < 0.4;
   return {
     name: {
       namespace: i % 3 === 0 ? "default" : "ns1",
@@ -138,9 +139,9 @@ function servicePortFor(rand: () => number, i: number, plan: FamilyPlan): Servic
     loadBalancerIPs: lb ? [plan.lbIP(i)] : [],
     loadBalancerSourceRanges: ranges,
     stickyMaxAgeSeconds: rand() < 0.2 ? 10800 : 0,
-    externalPolicyLocal: accessible && rand() < 0.4,
+    externalPolicyLocal,
     internalPolicyLocal: rand() < 0.2,
-    healthCheckNodePort: 0,
+    healthCheckNodePort: externalPolicyLocal && (nodePort !== 0 || lb) ? 32000 + i : 0,
   };
 }
 
@@ -215,6 +216,9 @@ export function generatePackets(state: ProxyState): TracePacket[] {
       if (info.nodePort !== 0) add(source, from, proto, plan.nodeIP, info.nodePort);
     }
     if (info.nodePort !== 0) add("node", plan.loopback, proto, plan.loopback, info.nodePort);
+    if (info.healthCheckNodePort !== 0) {
+      add("external", plan.external, "tcp", plan.nodeIP, info.healthCheckNodePort);
+    }
     for (const lb of info.loadBalancerIPs) {
       // A client inside the second range, and the node calling its own LB IP.
       add("external", plan.otherClient, proto, lb, info.port);

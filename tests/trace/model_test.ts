@@ -7,6 +7,7 @@ import { modelDecision } from "../../lib/trace/model.ts";
 import type { ModelOptions } from "../../lib/trace/model_options.ts";
 import type { TracePacket, TraceSource } from "../../lib/trace/decision.ts";
 import { ep, NODE_IP, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
+import { buildState } from "../support/trace_states.ts";
 
 const base: ModelOptions = {
   mode: "iptables",
@@ -136,6 +137,26 @@ Deno.test("modelDecision() drops ITP Local ClusterIP traffic when no endpoint is
     servicePort: "ns1/svc1:p80",
     reason: "no-local-endpoints",
   });
+});
+
+Deno.test("modelDecision() in IPVS mode falls back to the cluster set for ITP Local, else rejects", () => {
+  const ipvs = { ...base, mode: "ipvs" as const };
+  // Selected as the brain does: ITP Local alone leaves the cluster set empty.
+  const internalOnly = buildState("IPv4", [{
+    info: svc({ clusterIP: "172.30.0.10", internalPolicyLocal: true }),
+    endpoints: [ep("10.2.0.1", 8080)],
+  }]);
+  assertEquals(modelDecision(internalOnly, packet("pod", "172.30.0.10", 80), ipvs), {
+    kind: "reject",
+    servicePort: "ns1/svc1:p80",
+    reason: "no-local-endpoints",
+  });
+  const reachable = buildState("IPv4", [{
+    info: svc({ ...webOptions, internalPolicyLocal: true }),
+    endpoints: [ep("10.2.0.1", 8080)],
+  }]);
+  const d = modelDecision(reachable, packet("pod", "172.30.0.10", 80), ipvs);
+  assertEquals(d.kind === "forward" && d.endpoints.map((e) => e.address), ["10.2.0.1:8080"]);
 });
 
 Deno.test("modelDecision() drops LB traffic from outside loadBalancerSourceRanges, not NodePorts", () => {

@@ -3,7 +3,6 @@
  * `iptables-save` output or from iptables-restore input as the renderer writes it (`-I` lines
  * prepend, `-X` deletes, `:CHAIN` declares). Pure.
  */
-import { tokenizeRule } from "../../backends/iptables/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 
 /** One rule: its chain, position and words (quoted words keep their quotes). */
@@ -31,6 +30,14 @@ export const BUILTIN_CHAINS: ReadonlySet<string> = new Set([
   "POSTROUTING",
 ]);
 
+/** One word of a rule: quoted parts (kept with their quotes) may not split it. */
+const WORD = /(?:[^\s"]+|"(?:[^"\\]|\\.)*")+/g;
+
+/** Splits a rule line into words as tokenizeRule does, with one regular expression (faster). */
+export function ruleWords(line: string): string[] {
+  return line.match(WORD) ?? [];
+}
+
 /** Parses iptables-save text or restore input (several may be concatenated) into tables. */
 export function parseIptablesRules(text: string, family: IPFamily): IptablesRules {
   const tables = new Map<string, IptablesTable>();
@@ -56,7 +63,7 @@ export function parseIptablesRules(text: string, family: IPFamily): IptablesRule
       current.set(name, []);
       continue;
     }
-    const words = tokenizeRule(line);
+    const words = ruleWords(line);
     const op = words[0];
     const chain = words[1] ?? "";
     if (op === "-X") {
