@@ -3,6 +3,8 @@
  * `trace` says so instead of guessing.
  */
 import { iptablesTracer } from "./iptables/mod.ts";
+import { ipvsTracer } from "./ipvs/mod.ts";
+import { nftablesTracer } from "./nftables/mod.ts";
 import type { TraceModeName } from "./model_options.ts";
 import type { ModeTracer } from "./tracer.ts";
 
@@ -10,4 +12,6 @@ import type { ModeTracer } from "./tracer.ts";
 // deno-lint-ignore no-explicit-any
 export const TRACERS: Readonly<Partial<Record<TraceModeName, ModeTracer<any>>>> = {
   iptables: iptablesTracer,
+  ipvs: ipvsTracer,
+  nftables: nftablesTracer,
 };
