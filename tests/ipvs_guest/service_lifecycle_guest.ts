@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { DRAIN_CHECK_INTERVAL_ENV } from "../../lib/backends/ipvs/mod.ts";
+import { scaledMs } from "../../scripts/netns/mod.ts";
 import { dumpModeState, E2E_MODES } from "../e2e/support/e2e_modes.ts";
 import { runProxyOnce, startProxy } from "../e2e/support/proxy_process.ts";
 import { withTopology } from "../e2e/support/with_topology.ts";
@@ -40,9 +41,9 @@ Deno.test("guest [ipvs]: graceful termination, a service's lifecycle and --clean
   }, async ({ topo, dir }) => {
     const cluster = new ClusterState(dir);
     await cluster.publish();
-    await topo.startEchoServers({ tcp: [8080], udp: [8080] });
-    for (const name of ["pod-a", "pod-b"]) {
-      const proc = topo.spawn(name, Deno.execPath(), [
+    // Everything starts at once: on one emulated vCPU, deno start-ups overlap their waits.
+    const lineEcho = ["pod-a", "pod-b"].map((name) =>
+      topo.spawn(name, Deno.execPath(), [
         "run",
         "--no-config",
         "--allow-net",
@@ -51,12 +52,15 @@ Deno.test("guest [ipvs]: graceful termination, a service's lifecycle and --clean
         name,
         "--port",
         String(HOLD_PORT),
-      ], { label: `line echo ${name}` });
-      await proc.waitForOutput(/^ready$/m);
-    }
-    const proxy = await startProxy(topo, [`--manifests=${dir.path}`, "--proxy-mode=ipvs"], {
-      env: { [DRAIN_CHECK_INTERVAL_ENV]: DRAIN_CHECK },
-    });
+      ], { label: `line echo ${name}` })
+    );
+    const [proxy] = await Promise.all([
+      startProxy(topo, [`--manifests=${dir.path}`, "--proxy-mode=ipvs"], {
+        env: { [DRAIN_CHECK_INTERVAL_ENV]: DRAIN_CHECK },
+      }),
+      topo.startEchoServers({ tcp: [8080], udp: [8080] }),
+      ...lineEcho.map((p) => p.waitForOutput(/^ready$/m, scaledMs(20_000))),
+    ]);
     const dumpOnFailure = (body: () => Promise<void>) => async () => {
       try {
         await body();

@@ -61,11 +61,19 @@ async function step(
 /** Opens connections until one reached each of pod-a and pod-b; closes any extra. */
 async function holdOnePerPod(topo: Topology): Promise<Map<string, HeldConnection>> {
   const held = new Map<string, HeldConnection>();
+  const keep = async ([conn, pod]: [HeldConnection, string]) => {
+    if (held.has(pod)) await conn.close();
+    else held.set(pod, conn);
+  };
   try {
-    for (let i = 0; i < 6 && held.size < 2; i++) {
-      const [conn, pod] = await HeldConnection.open(topo, "client", `${VIP}:80`);
-      if (held.has(pod)) await conn.close();
-      else held.set(pod, conn);
+    // Two at once (rr alternates even so); more one by one if both met the same pod.
+    const first = await Promise.allSettled(
+      [0, 1].map(() => HeldConnection.open(topo, "client", `${VIP}:80`)),
+    );
+    for (const r of first) if (r.status === "fulfilled") await keep(r.value);
+    for (const r of first) if (r.status === "rejected") throw r.reason;
+    for (let i = 0; i < 4 && held.size < 2; i++) {
+      await keep(await HeldConnection.open(topo, "client", `${VIP}:80`));
     }
   } catch (err) {
     for (const c of held.values()) await c.close();
@@ -96,10 +104,10 @@ export async function gracefulTermination(topo: Topology, cluster: ClusterState)
 
     // A leaves while its connection is open.
     await step(topo, cluster, [POD_B], { tcp: [`${a} w0`, `${b} w1`], udp: [`${ub} w1`] });
-    // Several drain checks later A is still there, at weight 0, holding its connection...
-    await new Promise((r) => setTimeout(r, 3 * DRAIN_CHECK_MS));
+    // Two drain checks later A is still there, at weight 0, holding its connection...
+    await new Promise((r) => setTimeout(r, 2 * DRAIN_CHECK_MS + 500));
     const draining = (await realServers(topo, TCP_VS))?.get(a);
-    assert.equal(draining?.weight, 0, `A after 3 drain checks: ${JSON.stringify(draining)}`);
+    assert.equal(draining?.weight, 0, `A after 2 drain checks: ${JSON.stringify(draining)}`);
     assert.equal(draining?.activeConns, 1, `A's held connection: ${JSON.stringify(draining)}`);
     // ...which still carries data both ways.
     assert.equal(await connA.send("ping-1"), "pod-a ping-1");

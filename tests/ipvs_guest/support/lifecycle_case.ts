@@ -160,7 +160,6 @@ export async function serviceLifecycle(topo: Topology, cluster: ClusterState): P
     objects(81, [POD_B], true),
     expected(81, [POD_B], true),
     [
-      { name: "pod -> clusterIP", from: "client", to: toVip(81), expect: ["pod-b"], masq: false },
       {
         name: "external -> NodePort",
         from: "external",
