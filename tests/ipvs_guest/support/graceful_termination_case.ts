@@ -15,8 +15,8 @@ import { HeldConnection } from "./held_connection.ts";
 import { realServers, weights } from "./ipvs_node.ts";
 
 /** The drain-check interval the proxy runs with in this test (upstream: 1 minute). */
-export const DRAIN_CHECK = "2s";
-const DRAIN_CHECK_MS = 2_000;
+export const DRAIN_CHECK = "1s";
+const DRAIN_CHECK_MS = 1_000;
 /** The port the line echo servers (which keep connections open) listen on in pod-a and pod-b. */
 export const HOLD_PORT = 9090;
 

@@ -2,8 +2,8 @@
  * The client end of a held TCP connection, driven line by line on stdin so a test can keep a
  * connection open across proxy changes: it connects and prints `hello <greeting>`; then
  * `send X` writes X and prints `reply <answer>`; `reset` sends one more line, reads one byte
- * of the answer and closes with the rest unread, which makes Linux end the connection with an
- * RST (IPVS then ages it out in 10 s instead of TIME_WAIT's 2 minutes); EOF closes normally.
+ * of the answer and exits with the rest unread, which makes Linux end the connection with a
+ * lone RST (IPVS then ages it out in 10 s instead of TIME_WAIT's 2 minutes); EOF closes normally.
  *
  *   deno run --allow-net held_client.ts 172.30.0.50:80
  */
@@ -46,7 +46,8 @@ if (import.meta.main) {
       } else if (cmd === "reset") {
         await conn.write(encoder.encode("bye\n"));
         await conn.read(new Uint8Array(1));
-        conn.close();
+        // No conn.close(): Deno's close sends a FIN first (shutdown), and the server's FIN may
+        // then beat the RST. Exiting leaves the kernel to close the socket: unread data, so RST.
         console.log("reset");
         Deno.exit(0);
       } else {
