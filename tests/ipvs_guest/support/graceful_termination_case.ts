@@ -17,6 +17,8 @@ import { realServers, weights } from "./ipvs_node.ts";
 /** The drain-check interval the proxy runs with in this test (upstream: 1 minute). */
 export const DRAIN_CHECK = "1s";
 const DRAIN_CHECK_MS = 1_000;
+/** Per attempt, as the flow tables allow: the emulated guest answers slowly under load. */
+const PROBE_TIMEOUT_MS = 2_000;
 /** The port the line echo servers (which keep connections open) listen on in pod-a and pod-b. */
 export const HOLD_PORT = 9090;
 
@@ -113,9 +115,10 @@ export async function gracefulTermination(topo: Topology, cluster: ClusterState)
     assert.equal(await connA.send("ping-1"), "pod-a ping-1");
     assert.equal(await connA.send("ping-2"), "pod-a ping-2");
     // New connections go to B only, TCP and UDP.
-    const tcp = await topo.probe({ from: "client", proto: "tcp", to: `${VIP}:80`, count: 6 });
+    const probe = { from: "client", count: 6, timeoutMs: PROBE_TIMEOUT_MS } as const;
+    const tcp = await topo.probe({ ...probe, proto: "tcp", to: `${VIP}:80` });
     assert.deepEqual(tcp.map((x) => x.ok ? x.name : x.error), Array(6).fill("pod-b"));
-    const udp = await topo.probe({ from: "client", proto: "udp", to: `${VIP}:53`, count: 6 });
+    const udp = await topo.probe({ ...probe, proto: "udp", to: `${VIP}:53` });
     assert.deepEqual(udp.map((x) => x.ok ? x.name : x.error), Array(6).fill("pod-b"));
 
     // The held connection ends (RST: IPVS keeps it 10 s in CLOSE); the next check deletes A.
