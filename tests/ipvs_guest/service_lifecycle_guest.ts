@@ -41,7 +41,8 @@ Deno.test("guest [ipvs]: graceful termination, a service's lifecycle and --clean
   }, async ({ topo, dir }) => {
     const cluster = new ClusterState(dir);
     await cluster.publish();
-    // Everything starts at once: on one emulated vCPU, deno start-ups overlap their waits.
+    // Everything starts at once: on one emulated vCPU, deno start-ups overlap their waits. Only
+    // pod-a and pod-b serve (one process each: held connections on HOLD_PORT, echo on 8080).
     const lineEcho = ["pod-a", "pod-b"].map((name) =>
       topo.spawn(name, Deno.execPath(), [
         "run",
@@ -52,13 +53,16 @@ Deno.test("guest [ipvs]: graceful termination, a service's lifecycle and --clean
         name,
         "--port",
         String(HOLD_PORT),
-      ], { label: `line echo ${name}` })
+        "--tcp",
+        "8080",
+        "--udp",
+        "8080",
+      ], { label: `echo ${name}` })
     );
     const [proxy] = await Promise.all([
       startProxy(topo, [`--manifests=${dir.path}`, "--proxy-mode=ipvs"], {
         env: { [DRAIN_CHECK_INTERVAL_ENV]: DRAIN_CHECK },
       }),
-      topo.startEchoServers({ tcp: [8080], udp: [8080] }),
       ...lineEcho.map((p) => p.waitForOutput(/^ready$/m, scaledMs(20_000))),
     ]);
     const dumpOnFailure = (body: () => Promise<void>) => async () => {

@@ -3,11 +3,14 @@
  * greets each connection with `<name> <peer>` (the echo-line format, so probes read it too),
  * then answers every line `x` with `<name> x` until the client goes. It prints `ready` once
  * listening, and `closed <peer>` or `reset <peer>` when a client leaves, for failure logs.
+ * `--tcp`/`--udp` also serve scripts/echo_server.ts's one-line ports, so a pod needs one
+ * process (each deno start-up costs seconds in the emulated guest).
  *
- *   deno run --allow-net line_echo_server.ts --name pod-a --port 9090
+ *   deno run --allow-net line_echo_server.ts --name pod-a --port 9090 --tcp 8080 --udp 8080
  */
 import { parseArgs } from "node:util";
-import { formatEchoLine, formatPeer } from "../../../scripts/netns/mod.ts";
+import { startEchoServer } from "../../../scripts/echo_server.ts";
+import { formatEchoLine, formatPeer, parsePortList } from "../../../scripts/netns/mod.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -45,7 +48,12 @@ async function serve(conn: Deno.TcpConn, name: string): Promise<void> {
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { name: { type: "string" }, port: { type: "string" } },
+    options: {
+      name: { type: "string" },
+      port: { type: "string" },
+      tcp: { type: "string", default: "" },
+      udp: { type: "string", default: "" },
+    },
   });
   const port = Number(values.port);
   if (!values.name || !Number.isInteger(port) || port < 1 || port > 65535) {
@@ -53,6 +61,11 @@ if (import.meta.main) {
     Deno.exit(1);
   }
   const listener = Deno.listen({ hostname: "0.0.0.0", port });
+  await startEchoServer({
+    name: values.name,
+    tcp: parsePortList(values.tcp, "--tcp"),
+    udp: parsePortList(values.udp, "--udp"),
+  });
   console.log("ready");
   for await (const conn of listener) serve(conn, values.name);
 }
