@@ -2,6 +2,7 @@
 export * from "./address_diff.ts";
 export * from "./cleanup.ts";
 export * from "./desired_state.ts";
+export * from "./drain_check_interval.ts";
 export * from "./graceful_termination.ts";
 export * from "./ipset_diff.ts";
 export * from "./ipset_names.ts";

@@ -11,7 +11,9 @@ import type { IPFamily } from "../../proxy/mod.ts";
 import { detectIptablesFlavour, requireIptables, usableFamilies } from "../iptables/mod.ts";
 import { commonRenderOptions } from "../common/mod.ts";
 import { ModeUnavailableError, type ProxyMode } from "../mode.ts";
+import type { Clock } from "../../sync/mod.ts";
 import { cleanupIpvs } from "./cleanup.ts";
+import { drainCheckIntervalMs } from "./drain_check_interval.ts";
 import { type IpvsOptions, resolveScheduler } from "./ipvs_options.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
 import { createIpvsProxier } from "./proxier.ts";
@@ -172,48 +174,67 @@ async function setIpvsTimeouts(
   }
 }
 
+/** What createIpvsMode takes; real defaults for all. */
+export interface IpvsModeOptions {
+  /** Environment lookup (the test-only KUBE_PROXY_IPVS_DRAIN_CHECK_INTERVAL); default Deno.env. */
+  readonly env?: (name: string) => string | undefined;
+  /** The clock of the drain check; default the system clock. */
+  readonly clock?: Clock;
+}
+
 /** IPVS mode: start checks, host settings, then one proxier per family. */
-export const ipvsMode: ProxyMode = {
-  name: "ipvs",
-  startMessage: "Using ipvs proxy",
-  async prepare({ config, runner, logger }) {
-    const scheduler = checkSettings(config);
-    if (config.ipvs.scheduler === "") {
-      logger.info("IPVS scheduler not specified, use rr by default");
-    }
-    const ipset = await requireIpset(runner);
-    await probeScheduler(runner, scheduler);
-    await requireIptables(runner);
-    const flavour = await detectIptablesFlavour(runner);
-    const families = await usableFamilies(runner, flavour);
-    await ensureIpvsSysctls(runner, logger, config.ipvs.strictARP);
-    await setIpvsTimeouts(runner, logger, config.ipvs);
-    return {
-      families,
-      details: { flavour, scheduler, ipset },
-      createBackends: (metricsFor) =>
-        families.map((family) => {
-          const metrics = metricsFor(family);
-          const backend = createIpvsProxier({
-            ...ipvsModeOptions(config, family),
-            family,
-            flavour,
-            runner,
-            logger,
-            metrics,
-          });
-          return { family, backend, metrics };
-        }),
-    };
-  },
-  render(config, states) {
-    checkSettings(config);
-    try {
-      return states.map((s) => renderIpvsText(s, ipvsModeOptions(config, s.family))).join("");
-    } catch (err) {
-      if (err instanceof RangeError) throw new ModeUnavailableError(err.message, 1);
-      throw err;
-    }
-  },
-  cleanup: cleanupIpvs,
-};
+export function createIpvsMode(options: IpvsModeOptions = {}): ProxyMode {
+  return {
+    name: "ipvs",
+    startMessage: "Using ipvs proxy",
+    async prepare({ config, runner, logger }) {
+      const scheduler = checkSettings(config);
+      if (config.ipvs.scheduler === "") {
+        logger.info("IPVS scheduler not specified, use rr by default");
+      }
+      const ipset = await requireIpset(runner);
+      await probeScheduler(runner, scheduler);
+      await requireIptables(runner);
+      const flavour = await detectIptablesFlavour(runner);
+      const families = await usableFamilies(runner, flavour);
+      await ensureIpvsSysctls(runner, logger, config.ipvs.strictARP);
+      await setIpvsTimeouts(runner, logger, config.ipvs);
+      const drainInterval = drainCheckIntervalMs(
+        options.env ?? ((name: string) => Deno.env.get(name)),
+        logger,
+      );
+      return {
+        families,
+        details: { flavour, scheduler, ipset },
+        createBackends: (metricsFor) =>
+          families.map((family) => {
+            const metrics = metricsFor(family);
+            const backend = createIpvsProxier({
+              ...ipvsModeOptions(config, family),
+              family,
+              flavour,
+              runner,
+              logger,
+              metrics,
+              drainCheckIntervalMs: drainInterval,
+              ...(options.clock !== undefined ? { clock: options.clock } : {}),
+            });
+            return { family, backend, metrics };
+          }),
+      };
+    },
+    render(config, states) {
+      checkSettings(config);
+      try {
+        return states.map((s) => renderIpvsText(s, ipvsModeOptions(config, s.family))).join("");
+      } catch (err) {
+        if (err instanceof RangeError) throw new ModeUnavailableError(err.message, 1);
+        throw err;
+      }
+    },
+    cleanup: cleanupIpvs,
+  };
+}
+
+/** IPVS mode with its real defaults, as `--proxy-mode ipvs` runs it. */
+export const ipvsMode: ProxyMode = createIpvsMode();

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { ipvsMode, SCHEDULER_PROBE_VS } from "../../../lib/backends/ipvs/mod.ts";
+import {
+  createIpvsMode,
+  DRAIN_CHECK_INTERVAL_ENV,
+  ipvsMode,
+  SCHEDULER_PROBE_VS,
+} from "../../../lib/backends/ipvs/mod.ts";
 import { ModeUnavailableError } from "../../../lib/backends/mod.ts";
 import { defaultConfig, type ProxyConfig } from "../../../lib/config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../../lib/exec/mod.ts";
@@ -9,6 +14,7 @@ import { createFakeIpset } from "../../support/fake_ipset.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { createFakeIpvsadm, type FakeIpvsadmOptions } from "../../support/fake_ipvsadm.ts";
 import { createFakeSysctl } from "../../support/fake_sysctl.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import { ep, port, state, svc } from "./fixtures.ts";
 
 const KNOBS = {
@@ -182,6 +188,57 @@ Deno.test("ipvsMode backends program the fake kernel and expose the drain loop",
   assert.ok(v4 && v4.family === "IPv4" && typeof v4.backend.start === "function");
   await v4.backend.sync(state([port(svc({}), [ep("10.0.1.1")])]));
   assert.ok(n.ipvs.services.has("TCP 172.30.0.41:80"), [...n.ipvs.services.keys()].join());
+});
+
+const NO_METRICS = () => ({ applyFailed: () => {}, cleanupFailed: () => {}, synced: () => {} });
+
+/** Drains 10.0.2.1 (one open connection), then ends the connection; returns the real server. */
+async function drainOne(env: Record<string, string>, logger = createMemoryLogger()) {
+  const n = fakeNode();
+  const clock = new FakeClock();
+  const mode = createIpvsMode({ env: (k) => env[k], clock });
+  const prepared = await mode.prepare({ config: config(), runner: n.run, logger });
+  const [v4] = prepared.createBackends(NO_METRICS);
+  assert.ok(v4 !== undefined && v4.backend.start !== undefined);
+  const ac = new AbortController();
+  v4.backend.start(ac.signal);
+  await v4.backend.sync(state([port(svc({}), [ep("10.0.1.1"), ep("10.0.2.1")])]));
+  n.ipvs.setConnections("TCP 172.30.0.41:80", "10.0.2.1:80", 1, 0);
+  await v4.backend.sync(state([port(svc({}), [ep("10.0.1.1")])]));
+  n.ipvs.setConnections("TCP 172.30.0.41:80", "10.0.2.1:80", 0, 0);
+  const real = () => n.ipvs.services.get("TCP 172.30.0.41:80")?.reals.get("10.0.2.1:80");
+  assert.equal(real()?.weight, 0);
+  return { clock, real, stop: () => ac.abort(), logger };
+}
+
+Deno.test(`createIpvsMode() checks draining real servers at the interval ${DRAIN_CHECK_INTERVAL_ENV} sets`, async () => {
+  const d = await drainOne({ [DRAIN_CHECK_INTERVAL_ENV]: "2s" });
+  await d.clock.advance(1_999);
+  assert.ok(d.real() !== undefined, "not before the interval");
+  await d.clock.advance(1);
+  assert.equal(d.real(), undefined);
+  d.stop();
+});
+
+Deno.test(`createIpvsMode() logs a bad ${DRAIN_CHECK_INTERVAL_ENV} and keeps upstream's minute`, async () => {
+  for (const bad of ["soon", "10ms", "-2s"]) {
+    const d = await drainOne({ [DRAIN_CHECK_INTERVAL_ENV]: bad });
+    assert.ok(
+      d.logger.lines.some((l) =>
+        l.includes(`Invalid ${DRAIN_CHECK_INTERVAL_ENV}`) && l.includes(bad)
+      ),
+      d.logger.lines.join("\n"),
+    );
+    await d.clock.advance(59_999);
+    assert.ok(d.real() !== undefined, `"${bad}": still the 1-minute check`);
+    await d.clock.advance(1);
+    assert.equal(d.real(), undefined);
+    d.stop();
+  }
+  const unset = await drainOne({});
+  await unset.clock.advance(59_999);
+  assert.ok(unset.real() !== undefined, "unset: the 1-minute check");
+  unset.stop();
 });
 
 Deno.test("ipvsMode.render() prints the four payloads of each family", () => {

@@ -110,6 +110,23 @@ function tableProto(): FlowTable {
         expect: ["pod-b"],
         masq: true,
       },
+      // Hairpin: an endpoint reaching itself through its own ClusterIP gets its answer back,
+      // from a masqueraded source (iptables: KUBE-SEP's -s rule; IPVS: the KUBE-LOOP-BACK set).
+      {
+        name: "pod -> its own clusterIP TCP (hairpin)",
+        from: "pod-a",
+        to: "172.30.0.10:80",
+        expect: ["pod-a"],
+        masq: true,
+      },
+      {
+        name: "pod -> its own clusterIP UDP (hairpin)",
+        from: "pod-b",
+        proto: "udp",
+        to: "172.30.0.10:80",
+        expect: ["pod-b"],
+        masq: true,
+      },
     ],
   );
 }
@@ -117,12 +134,13 @@ function tableProto(): FlowTable {
 /** A service without endpoints rejects its clusterIP, externalIP, NodePort and LB IP at once. */
 function tableRej(): FlowTable {
   const p = port("http", 80, { nodePort: 30071 });
+  const dns = port("dns", 53, { protocol: "UDP", nodePort: 30072 });
   const objects = [
-    flowService("demo", "empty", "172.30.0.11", [p], {
+    flowService("demo", "empty", "172.30.0.11", [p, dns], {
       externalIPs: ["198.18.0.11"],
       loadBalancerIPs: ["198.18.0.111"],
     }),
-    flowSlice("demo", "empty", "empty-1", [], [p]),
+    flowSlice("demo", "empty", "empty-1", [], [p, dns]),
   ];
   return table(
     "a service without endpoints rejects its clusterIP, externalIP, NodePort and LB IP at once",
@@ -133,6 +151,15 @@ function tableRej(): FlowTable {
       { name: "external -> externalIP", from: "external", to: "198.18.0.11:80", expect: "refused" },
       { name: "external -> NodePort", from: "external", to: `${NODE}:30071`, expect: "refused" },
       { name: "external -> LB IP", from: "external", to: "198.18.0.111:80", expect: "refused" },
+      // UDP too: REJECT's ICMP port unreachable; IPVS sends the same for a virtual server
+      // without real servers (ip_vs_leave), observed in the guest.
+      {
+        name: "pod -> clusterIP UDP",
+        from: "client",
+        proto: "udp",
+        to: "172.30.0.11:53",
+        expect: "refused",
+      },
     ],
   );
 }
