@@ -92,14 +92,17 @@ export function ipvsWrites(
   return { ipBatch, ipsetRestore, ipvsadmRestore, iptablesRestore, iptablesArgs };
 }
 
-/** The floor: the same payload piped straight into each tool, one process each. */
+/**
+ * The floor: the same payload piped straight into each tool, one process each, in the order
+ * the proxier writes (sets, virtual servers, addresses, rules), so both meet the same kernel.
+ */
 export async function rawApply(w: RawWrites): Promise<void> {
-  if (w.ipBatch !== "") {
-    await must({ cmd: "ip", args: ["-force", "-batch", "-"], stdin: w.ipBatch });
-  }
   await must({ cmd: "ipset", args: ["restore"], stdin: w.ipsetRestore });
   if (w.ipvsadmRestore !== "") {
     await must({ cmd: "ipvsadm", args: ["-R"], stdin: w.ipvsadmRestore });
+  }
+  if (w.ipBatch !== "") {
+    await must({ cmd: "ip", args: ["-force", "-batch", "-"], stdin: w.ipBatch });
   }
   await must({ cmd: BENCH_IPTABLES_RESTORE, args: [...w.iptablesArgs], stdin: w.iptablesRestore });
 }

@@ -6,8 +6,8 @@
  *
  * - full sync from empty, N services × 10 endpoints: the real proxier (reads `ip addr`,
  *   `ipset save`, `ipvsadm -Ln`, `iptables-save`; desired state; diffs; batched writes) vs the
- *   raw `ip -batch` (kube-ipvs0 and its addresses) + `ipset restore` + `ipvsadm -R` +
- *   `iptables-restore` of what that sync wrote;
+ *   raw `ipset restore` + `ipvsadm -R` + `ip -batch` (kube-ipvs0 and its addresses) +
+ *   `iptables-restore` of what that sync wrote, in the proxier's order;
  * - one endpoint changed at that size: the proxier's sync vs the raw replay of what it wrote.
  *
  * IPVS_BENCH_SCALE (default 1: 10,000 services, the issue's full case) scales the services;
@@ -88,7 +88,7 @@ Deno.bench({
   group: fullGroup,
   n: RUNS,
   warmup: 0,
-  name: `raw ip -batch + ipset restore + ipvsadm -R + iptables-restore (${LABEL})`,
+  name: `raw ipset restore + ipvsadm -R + ip -batch + iptables-restore (${LABEL})`,
   baseline: true,
   async fn(b) {
     const writes = await fullLab();
