@@ -55,7 +55,7 @@ async function runInGuest(): Promise<void> {
       cmd: Deno.execPath(),
       args: ["bench", "-A", "--no-check", GUEST_FILE],
       cwd: REPO_ROOT,
-      env: passEnv(["IPVS_BENCH_SCALE", "IPVS_BENCH_RUNS"]),
+      env: passEnv(["IPVS_BENCH_SCALE", "IPVS_BENCH_RUNS", "IPVS_BENCH_SETTLE_MS"]),
       timeoutMs: GUEST_TIMEOUT_MS,
     }, {
       onOutput: (stream, text) =>

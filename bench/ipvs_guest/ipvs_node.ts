@@ -9,6 +9,9 @@ import { type CommandInput, denoCommandRunner } from "../../lib/exec/mod.ts";
 /** The IPv4 iptables flavour the benchmarks use (the faster one, as bench/iptables_bench.ts). */
 export const BENCH_IPTABLES_RESTORE = "iptables-legacy-restore";
 
+/** Pause after a reset, for the kernel's deferred freeing (IPVS_BENCH_SETTLE_MS, default 5 s). */
+const SETTLE_MS = Number(Deno.env.get("IPVS_BENCH_SETTLE_MS") ?? "5000");
+
 /** Throws unless this kernel has IPVS (i.e. we run inside the guest). */
 export async function requireIpvsKernel(): Promise<void> {
   try {
@@ -44,6 +47,10 @@ export async function resetIpvsNode(): Promise<void> {
   await must({ cmd: "ipset", args: ["destroy"] });
   // 1: no such device, which is what we want.
   await must({ cmd: "ip", args: ["link", "del", KUBE_IPVS_DEVICE] }, [0, 1]);
+  // The kernel frees what was deleted (real servers, the device and its routes) after these
+  // commands return; on one emulated vCPU that takes seconds. Let it finish before a timed
+  // apply starts, or whichever case runs first after a reset pays for it.
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
 }
 
 /** Virtual servers the kernel holds, counted from /proc/net/ip_vs. */
