@@ -22,6 +22,7 @@ import {
   countVirtualServers,
   ipvsWrites,
   rawApply,
+  type RawWrites,
   requireIpvsKernel,
   resetIpvsNode,
 } from "./ipvs_node.ts";
@@ -125,11 +126,26 @@ const partLab = once(async () => {
   const a = firstEndpointMoved(state, ENDPOINTS, "10.255.255.2");
   const b = firstEndpointMoved(a, ENDPOINTS, "10.255.255.1");
   const states: ProxyState[] = [a, b];
-  const writes = [];
+  const writes: RawWrites[] = [];
   for (const s of states) {
     await p.sync(s);
     writes.push(ipvsWrites(rec.take(), { createDevice: false }));
   }
+  // Against the real kernel at full size, the diff must find exactly the moved real server,
+  // on svc0's ClusterIP and on its NodePort (every tenth service has one).
+  const moves = [["10.255.255.1", "10.255.255.2"], ["10.255.255.2", "10.255.255.1"]];
+  moves.forEach(([from, to], i) => {
+    const want = ["172.30.0.0:80", "192.168.0.2:30000"].flatMap((vs) => [
+      `-a -t ${vs} -r ${to}:8080 -m -w 1`,
+      `-d -t ${vs} -r ${from}:8080`,
+    ]).sort();
+    const got = writes[i]!.ipvsadmRestore.trim().split("\n").sort();
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      throw new Error(
+        `One-endpoint sync wrote ${JSON.stringify(got)}: expected ${JSON.stringify(want)}`,
+      );
+    }
+  });
   // The kernel now holds states[1]; `at` says which state it holds.
   return { p, states, writes, at: 1 };
 });
