@@ -1,28 +1,32 @@
 /**
- * `deno task demo`: the real proxy on deploy/examples in throwaway network namespaces. Sends
- * traffic to a ClusterIP, a NodePort and a service without endpoints, prints who answered, the
- * rules, /healthz and /metrics excerpts, then removes everything. Without root it prints what
- * `render` would apply instead.
+ * `deno task demo [-- --proxy-mode iptables|ipvs|nftables]`: the real proxy on deploy/examples
+ * in throwaway network namespaces. Sends traffic to a ClusterIP, a NodePort and a service
+ * without endpoints, prints who answered, the mode's kernel objects (scripts/demo_modes.ts),
+ * /healthz and /metrics excerpts, then removes everything. In ipvs mode it boots the qemu IPVS
+ * guest and runs the same demo inside it (scripts/demo_guest.ts). Without root it prints what
+ * `render` would apply instead. DEMO_NETNS_PREFIX (default "demo") names the namespaces.
  */
+import { parseArgs } from "node:util";
+import { DEMO_IN_GUEST_ENV, kernelHasIpvs, runDemoInGuest } from "./demo_guest.ts";
+import { DEMO_MODES, parseDemoMode } from "./demo_modes.ts";
 import {
   createTopology,
   type ProbeAnswer,
   type ProbeRequest,
   proxyRunArgs,
   REPO_ROOT,
+  scaledMs,
   spawnProxy,
   type Topology,
 } from "./netns/mod.ts";
-import { printNftablesTable } from "./demo_nftables.ts";
 
+const cli = parseArgs({
+  args: Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args,
+  options: { "proxy-mode": { type: "string" } },
+});
+const mode = parseDemoMode(cli.values["proxy-mode"]);
+const inGuest = Deno.env.get(DEMO_IN_GUEST_ENV) === "1";
 const manifests = `${REPO_ROOT}deploy/examples`;
-/** `--proxy-mode MODE` or `--proxy-mode=MODE` after `deno task demo --`; default iptables. */
-const modeAt = Deno.args.findIndex((a) => a.startsWith("--proxy-mode"));
-const mode = modeAt < 0
-  ? "iptables"
-  : Deno.args[modeAt]!.includes("=")
-  ? Deno.args[modeAt]!.split("=")[1]!
-  : Deno.args[modeAt + 1] ?? "iptables";
 const proxyArgs = [
   `--proxy-mode=${mode}`,
   "--hostname-override=node1",
@@ -42,7 +46,9 @@ function describe(a: ProbeAnswer): string {
 
 async function show(topo: Topology, label: string, req: ProbeRequest): Promise<void> {
   heading(`${label}: ${req.proto.toUpperCase()} from ${req.from} to ${req.to}`);
-  for (const a of await topo.probe(req)) console.log(`  ${describe(a)}`);
+  // The probe's 1 s answer timeout, stretched under emulation (the IPVS guest sets the scale).
+  const timed = { timeoutMs: scaledMs(1000), ...req };
+  for (const a of await topo.probe(timed)) console.log(`  ${describe(a)}`);
 }
 
 async function renderFallback(reason: string): Promise<void> {
@@ -58,16 +64,23 @@ async function renderFallback(reason: string): Promise<void> {
 
 if (Deno.uid() !== 0) await renderFallback("Not running as root");
 
-// A fresh machine may lack iptables, conntrack or iproute2: install them as the tests do.
-const deps = await new Deno.Command("bash", {
-  args: [`${REPO_ROOT}scripts/install_test_deps.sh`],
-  stdout: "inherit",
-  stderr: "inherit",
-}).output();
-if (!deps.success) await renderFallback("Could not install the netadmin tools the demo needs");
+// A fresh machine may lack iptables, conntrack, iproute2 or qemu: install them as the tests
+// do (the IPVS guest runs the host's binaries, read-only and offline, so not in there).
+if (!inGuest) {
+  const deps = await new Deno.Command("bash", {
+    args: [`${REPO_ROOT}scripts/install_test_deps.sh`],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!deps.success) await renderFallback("Could not install the netadmin tools the demo needs");
+}
+if (mode === "ipvs" && !await kernelHasIpvs()) {
+  if (inGuest) throw new Error("The IPVS guest's kernel has no IPVS (/proc/net/ip_vs is missing)");
+  Deno.exit(await runDemoInGuest(["--proxy-mode", "ipvs"]));
+}
 
 const topo = await createTopology({
-  prefix: "demo",
+  prefix: Deno.env.get("DEMO_NETNS_PREFIX") ?? "demo",
   ipv6: false,
   pods: [{ name: "web-1", ip: "10.0.1.2" }, { name: "web-2", ip: "10.0.2.2" }, {
     name: "client",
@@ -81,7 +94,9 @@ try {
   const proxy = await spawnProxy(topo, [`--manifests=${manifests}`, ...proxyArgs], {
     label: "deno-kube-proxy",
   });
-  console.log("deno-kube-proxy is running in the node namespace on deploy/examples.");
+  console.log(
+    `deno-kube-proxy (${mode} mode) is running in the node namespace on deploy/examples.`,
+  );
 
   await show(topo, "ClusterIP demo/web", {
     from: "client",
@@ -101,20 +116,15 @@ try {
     to: "192.168.0.2:30080",
     count: 4,
   });
-  await show(topo, "demo/nothing-here has no endpoints (REJECT)", {
+  await show(topo, `demo/nothing-here has no endpoints (${DEMO_MODES[mode].noEndpoints})`, {
     from: "client",
     proto: "tcp",
     to: "172.30.0.20:80",
     count: 1,
   });
 
-  if (mode === "nftables") {
-    await printNftablesTable((cmd, args) => topo.exec("node", cmd, args), heading);
-  } else {
-    heading("iptables-legacy-save -t nat (the proxy's rules)");
-    const nat = await topo.exec("node", "iptables-legacy-save", ["-t", "nat"]);
-    console.log(nat.stdout.split("\n").filter((l) => l.includes("KUBE-")).join("\n"));
-  }
+  console.log(`\nThe proxy's kernel objects (${mode} mode):`);
+  await DEMO_MODES[mode].show(topo);
 
   heading("GET /healthz");
   console.log(

@@ -62,6 +62,9 @@ export function diffIpvs(
   const undrain: [string, string][] = [];
   const deleted: string[] = [];
   const { draining } = options;
+  // Usually nothing drains: then skip building a list key per real server.
+  const anyDraining = draining.size > 0;
+  const isDraining = (vsKey: string, rsKey: string) => anyDraining && draining.has(vsKey, rsKey);
 
   for (const [vsKey, want] of desired) {
     const vs = want.vs;
@@ -70,14 +73,14 @@ export function diffIpvs(
       lines.push(virtualServerLine("-A", vs));
       for (const [rsKey, rs] of want.realServers) {
         lines.push(realServerLine("-a", vs, rs));
-        if (draining.has(vsKey, rsKey)) undrain.push([vsKey, rsKey]);
+        if (isDraining(vsKey, rsKey)) undrain.push([vsKey, rsKey]);
       }
       continue;
     }
     if (virtualServerChanged(have.vs, vs)) lines.push(virtualServerLine("-E", vs));
     for (const [rsKey, rs] of want.realServers) {
       const cur = have.realServers.get(rsKey);
-      const listed = draining.has(vsKey, rsKey);
+      const listed = isDraining(vsKey, rsKey);
       if (listed) undrain.push([vsKey, rsKey]);
       if (cur === undefined) {
         lines.push(realServerLine("-a", vs, rs));
@@ -88,7 +91,7 @@ export function diffIpvs(
       }
     }
     for (const [rsKey, cur] of have.realServers) {
-      if (want.realServers.has(rsKey) || draining.has(vsKey, rsKey)) continue;
+      if (want.realServers.has(rsKey) || isDraining(vsKey, rsKey)) continue;
       if (!needsGracefulTermination(vs.protocol) || !hasConnections(cur)) {
         lines.push(deleteRealServerLine(vs, cur));
         continue;

@@ -23,8 +23,10 @@ export function parseLinkAddresses(json: string, family: IPFamily): LinkAddresse
     throw new SyntaxError(`Invalid "ip -j addr show" output: expected a JSON array`);
   }
   let deviceExists = false;
-  const bound: string[] = [];
-  const node: string[] = [];
+  // Sets keep first-seen order and make the check for duplicates O(1): kube-ipvs0 holds one
+  // address per service IP, tens of thousands on a large cluster.
+  const bound = new Set<string>();
+  const node = new Set<string>();
   for (const link of links) {
     const name = (link as { ifname?: unknown })?.ifname;
     const infos = (link as { addr_info?: unknown })?.addr_info;
@@ -36,9 +38,8 @@ export function parseLinkAddresses(json: string, family: IPFamily): LinkAddresse
       const ip = typeof local === "string" ? canonicalIP(local) : null;
       // IPv6 link-local addresses are never service or node addresses (upstream skips them).
       if (ip === null || ipFamily(ip) !== family || /^fe[89ab][0-9a-f]:/.test(ip)) continue;
-      const list = isDevice ? bound : node;
-      if (!list.includes(ip)) list.push(ip);
+      (isDevice ? bound : node).add(ip);
     }
   }
-  return { deviceExists, bound, node };
+  return { deviceExists, bound: [...bound], node: [...node] };
 }

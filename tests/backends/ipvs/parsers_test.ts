@@ -79,6 +79,25 @@ Deno.test("parseIpvsadmList() reads connection counts, persistence and flags", (
   );
 });
 
+Deno.test("parseIpvsadmList() keys real servers canonically and refuses bad real-server lines", () => {
+  const head = "IP Virtual Server version 1.2.1 (size=4096)\nTCP  172.30.0.41:80 rr\n";
+  // A port with a leading zero is read as its number and keyed in the canonical spelling.
+  const { table } = parseIpvsadmList(`${head}  -> 10.0.1.1:08080  Masq  1  0  2\n`);
+  assert.deepEqual([...table.get("172.30.0.41:80/TCP")!.realServers.keys()], ["10.0.1.1:8080"]);
+  for (
+    const bad of [
+      "  -> 10.0.1.1:8080  Masq  1  0",
+      "  -> 10.0.1.1:8080  Masq  1  x  0",
+      "  -> 10.0.1.1:99999  Masq  1  0  0",
+      "  -> 10.0.1.256:8080  Masq  1  0  0",
+      "  -> 10.0.1.1:  Masq  1  0  0",
+      "  -> fd00::1:80  Masq  1  0  0",
+    ]
+  ) {
+    assert.throws(() => parseIpvsadmList(`${head}${bad}\n`), SyntaxError, bad);
+  }
+});
+
 Deno.test("parseIpsetSave() reads members of our types in their canonical spelling, other sets as they are", () => {
   const sets = parseIpsetSave(
     `create KUBE-CLUSTER-IP hash:ip,port family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x5c3a7c4f

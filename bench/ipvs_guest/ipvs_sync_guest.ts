@@ -1,0 +1,189 @@
+/**
+ * Runs INSIDE the IPVS guest (bench/ipvs_bench.ts boots it and runs this file with
+ * `deno bench`): IPVS mode's sync against the raw batch apply of the very same payload, in the
+ * guest's root network namespace (the guest is alone, and `ip netns exec` would add a process
+ * per command to one side only). Named `*_guest.ts` so the host's `deno bench bench/` skips it.
+ *
+ * - full sync from empty, N services × 10 endpoints: the real proxier (reads `ip addr`,
+ *   `ipset save`, `ipvsadm -Ln`, `iptables-save`; desired state; diffs; batched writes) vs the
+ *   raw `ipset restore` + `ipvsadm -R` + `ip -batch` (kube-ipvs0 and its addresses) +
+ *   `iptables-restore` of what that sync wrote, in the proxier's order;
+ * - one endpoint changed at that size: the proxier's sync vs the raw replay of what it wrote.
+ *
+ * IPVS_BENCH_SCALE (default 1: 10,000 services, the issue's full case) scales the services;
+ * IPVS_BENCH_RUNS (default 2) is the iterations of each full-sync case, twice that for the
+ * one-endpoint cases (setup has already synced three times, so nothing runs cold).
+ */
+import { createIpvsProxier, KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/mod.ts";
+import { type CommandInput, type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
+import type { ProxyState } from "../../lib/proxy/mod.ts";
+import { firstEndpointMoved, scaleState } from "../nftables_scale_state.ts";
+import {
+  countVirtualServers,
+  ipvsWrites,
+  rawApply,
+  type RawWrites,
+  requireIpvsKernel,
+  resetIpvsNode,
+} from "./ipvs_node.ts";
+
+const SCALE = Number(Deno.env.get("IPVS_BENCH_SCALE") ?? "1");
+const RUNS = Number(Deno.env.get("IPVS_BENCH_RUNS") ?? "2");
+const ENDPOINTS = 10;
+const N = Math.max(1, Math.round(10_000 * SCALE));
+const LABEL = `${N.toLocaleString("en-US")} × ${ENDPOINTS}`;
+/** Node addresses for the NodePort virtual servers (every tenth service has a NodePort). */
+const OPTIONS = { clusterCIDRs: ["10.0.0.0/8"], nodeAddresses: ["192.168.0.2"] };
+
+/** Runs `make` once, on first use, so setup happens inside the first (untimed) bench call. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= make());
+}
+
+/** A runner that keeps every command the proxier ran, to replay its writes raw. */
+function recording(): { run: CommandRunner; take(): CommandInput[] } {
+  let seen: CommandInput[] = [];
+  return {
+    run: (input) => {
+      seen.push(input);
+      return denoCommandRunner(input);
+    },
+    take: () => {
+      const out = seen;
+      seen = [];
+      return out;
+    },
+  };
+}
+
+function proxier(run: CommandRunner) {
+  return createIpvsProxier({ family: "IPv4", flavour: "legacy", runner: run, ...OPTIONS });
+}
+
+const state = scaleState(N, ENDPOINTS);
+/** Virtual servers the state needs: one per ClusterIP, one more per NodePort. */
+const EXPECTED_VS = N + Math.ceil(N / 10);
+
+const fullLab = once(async () => {
+  await requireIpvsKernel();
+  await resetIpvsNode();
+  const rec = recording();
+  await proxier(rec.run).sync(state);
+  const vs = await countVirtualServers();
+  if (vs !== EXPECTED_VS) {
+    throw new Error(`Proxier made ${vs} virtual servers: expected ${EXPECTED_VS}`);
+  }
+  const writes = ipvsWrites(rec.take(), { createDevice: true });
+  await resetIpvsNode();
+  await rawApply(writes);
+  const raw = await countVirtualServers();
+  if (raw !== EXPECTED_VS) {
+    throw new Error(`Raw apply made ${raw} virtual servers: expected ${EXPECTED_VS}`);
+  }
+  return writes;
+});
+
+const fullGroup = `ipvs full sync from empty, ${LABEL}`;
+Deno.bench({
+  group: fullGroup,
+  n: RUNS,
+  warmup: 0,
+  name: `raw ipset restore + ipvsadm -R + ip -batch + iptables-restore (${LABEL})`,
+  baseline: true,
+  async fn(b) {
+    const writes = await fullLab();
+    await resetIpvsNode();
+    b.start();
+    await rawApply(writes);
+    b.end();
+  },
+});
+Deno.bench({
+  group: fullGroup,
+  n: RUNS,
+  warmup: 0,
+  name: `proxier full sync from empty (${LABEL})`,
+  async fn(b) {
+    await fullLab();
+    await resetIpvsNode();
+    const p = proxier(denoCommandRunner);
+    b.start();
+    await p.sync(state);
+    b.end();
+  },
+});
+
+// One endpoint of svc0 moves back and forth in one kernel. Each proxier sync goes to the
+// other state; each raw iteration replays what the proxier wrote to reach the other state.
+const partLab = once(async () => {
+  await fullLab();
+  await resetIpvsNode();
+  const rec = recording();
+  const p = proxier(rec.run);
+  await p.sync(state);
+  rec.take();
+  const a = firstEndpointMoved(state, ENDPOINTS, "10.255.255.2");
+  const b = firstEndpointMoved(a, ENDPOINTS, "10.255.255.1");
+  const states: ProxyState[] = [a, b];
+  const writes: RawWrites[] = [];
+  for (const s of states) {
+    await p.sync(s);
+    writes.push(ipvsWrites(rec.take(), { createDevice: false }));
+  }
+  // Against the real kernel at full size, the diff must find exactly the moved real server,
+  // on svc0's ClusterIP and on its NodePort (every tenth service has one).
+  const moves = [["10.255.255.1", "10.255.255.2"], ["10.255.255.2", "10.255.255.1"]];
+  moves.forEach(([from, to], i) => {
+    const want = ["172.30.0.0:80", "192.168.0.2:30000"].flatMap((vs) => [
+      `-a -t ${vs} -r ${to}:8080 -m -w 1`,
+      `-d -t ${vs} -r ${from}:8080`,
+    ]).sort();
+    const got = writes[i]!.ipvsadmRestore.trim().split("\n").sort();
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      throw new Error(
+        `One-endpoint sync wrote ${JSON.stringify(got)}: expected ${JSON.stringify(want)}`,
+      );
+    }
+  });
+  // The kernel now holds states[1]; `at` says which state it holds.
+  return { p, states, writes, at: 1 };
+});
+
+const partGroup = `ipvs one endpoint changed, ${LABEL}`;
+Deno.bench({
+  group: partGroup,
+  n: 2 * RUNS,
+  warmup: 0,
+  name: `raw replay of the change (${LABEL}, one endpoint)`,
+  baseline: true,
+  async fn(b) {
+    const lab = await partLab();
+    const next = 1 - lab.at;
+    b.start();
+    await rawApply(lab.writes[next]!);
+    b.end();
+    lab.at = next;
+  },
+});
+Deno.bench({
+  group: partGroup,
+  n: 2 * RUNS,
+  warmup: 0,
+  name: `proxier sync (${LABEL}, one endpoint)`,
+  async fn(b) {
+    const lab = await partLab();
+    const next = 1 - lab.at;
+    b.start();
+    await lab.p.sync(lab.states[next]!);
+    b.end();
+    lab.at = next;
+  },
+});
+
+globalThis.addEventListener("unload", () => {
+  // Leave the guest as found: no virtual servers, sets, chains or kube-ipvs0.
+  new Deno.Command("ipvsadm", { args: ["-C"] }).outputSync();
+  new Deno.Command("ip", { args: ["link", "del", KUBE_IPVS_DEVICE], stderr: "null" })
+    .outputSync();
+});
