@@ -26,7 +26,7 @@ import {
   parseIptablesTables,
   walkIptables,
 } from "./iptables_walk.ts";
-import { type IpvsRules, readIpvsRules, renderedIpvsRules } from "./rules.ts";
+import { type IpvsRules, ipvsServiceNames, readIpvsRules, renderedIpvsRules } from "./rules.ts";
 
 interface ParsedIpvs {
   readonly table: IpvsTable;
@@ -176,5 +176,9 @@ export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode
 export const ipvsTracer: ModeTracer<IpvsRules> = {
   read: readIpvsRules,
   rendered: renderedIpvsRules,
+  withClusterState: (rules, config, state) => ({
+    ...rules,
+    serviceNames: ipvsServiceNames(config, state),
+  }),
   trace: traceIpvs,
 };
