@@ -2,7 +2,8 @@
  * The reference model of service routing: from a ProxyState alone, what upstream's semantics
  * do with one packet. Every mode's tracer is compared against it. Endpoint selection is the
  * brain's (ServicePortState's cluster and local sets); this file only decides which set a
- * packet uses, whether it is masqueraded, or why it is refused. Pure.
+ * packet uses, whether it is masqueraded, or why it is refused. iptables and nftables modes are
+ * decided here; IPVS mode, whose proxier differs in kind, in model_ipvs.ts. Pure.
  */
 import { externallyAccessible } from "../proxy/mod.ts";
 import type { ProxyState, ServicePortState } from "../proxy/mod.ts";
@@ -100,6 +101,7 @@ export function modelDecision(
       ? refuse("reject", null, "unused-port")
       : { kind: "pass" };
   }
+  // Past finding the address, IPVS has its own rules: virtual servers, no REJECT/DROP rules.
   if (options.mode === "ipvs") return ipvsDecision(hit, packet, options);
   const { sps } = hit;
   if (!sps.hasAnyEndpoints) {
