@@ -182,9 +182,13 @@ export async function traceCommand(
   };
   let rules;
   try {
-    rules = request.rendered
-      ? tracer.rendered(config, state)
-      : await tracer.read(runner, request.family);
+    if (request.rendered) {
+      rules = tracer.rendered(config, state);
+    } else {
+      // What the kernel cannot hold (IPVS keeps no service names) comes from the cluster state.
+      const read = await tracer.read(runner, request.family);
+      rules = tracer.withClusterState?.(read, config, state) ?? read;
+    }
   } catch (err) {
     throw new CommandFailure(`Cannot read the ${config.mode} rules: ${errorMessage(err)}`, 2);
   }

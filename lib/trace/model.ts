@@ -2,67 +2,23 @@
  * The reference model of service routing: from a ProxyState alone, what upstream's semantics
  * do with one packet. Every mode's tracer is compared against it. Endpoint selection is the
  * brain's (ServicePortState's cluster and local sets); this file only decides which set a
- * packet uses, whether it is masqueraded, or why it is refused. Pure.
+ * packet uses, whether it is masqueraded, or why it is refused. iptables and nftables modes are
+ * decided here; IPVS mode, whose proxier differs in kind, in model_ipvs.ts. Pure.
  */
-import { type Endpoint, externallyAccessible, servicePortNameString } from "../proxy/mod.ts";
+import { externallyAccessible } from "../proxy/mod.ts";
 import type { ProxyState, ServicePortState } from "../proxy/mod.ts";
-import type { TraceDecision, TraceDropReason, TracePacket } from "./decision.ts";
+import type { TraceDecision, TracePacket } from "./decision.ts";
 import {
   findServiceHit,
   isUnusedServicePort,
   type ServiceHit,
   trustedServicePorts,
 } from "./model_match.ts";
+import { ipvsDecision } from "./model_ipvs.ts";
 import { inCIDR, type ModelOptions } from "./model_options.ts";
+import { clusterMasquerade, forward, fromPod, refuse } from "./model_verdict.ts";
 
-/** Equal shares of `endpoints`, sorted by address, as TraceDecision lists them. */
-export function equalShares(endpoints: readonly Endpoint[]): TraceDecision & { kind: "forward" } {
-  const sorted = [...new Set(endpoints.map((e) => e.address))].sort();
-  return {
-    kind: "forward",
-    servicePort: "",
-    endpoints: sorted.map((address) => ({ address, probability: 1 / sorted.length })),
-    masquerade: false,
-    affinitySeconds: 0,
-  };
-}
-
-function forward(
-  sps: ServicePortState,
-  endpoints: readonly Endpoint[],
-  masquerade: boolean,
-): TraceDecision {
-  return {
-    ...equalShares(endpoints),
-    servicePort: servicePortNameString(sps.info.name),
-    masquerade,
-    affinitySeconds: sps.info.stickyMaxAgeSeconds,
-  };
-}
-
-function refuse(
-  kind: "reject" | "drop",
-  sps: ServicePortState | null,
-  reason: TraceDropReason,
-): TraceDecision {
-  return { kind, servicePort: sps === null ? "" : servicePortNameString(sps.info.name), reason };
-}
-
-/** The source is one of this cluster's pods, as the configured detector tells. */
-function fromPod(packet: TracePacket, options: ModelOptions): boolean {
-  const match = options.podTraffic;
-  if (match === null) return false;
-  if (match === "interface") return packet.source === "pod";
-  return inCIDR(match.cidr, packet.from);
-}
-
-/** Traffic to a ClusterIP from outside the pod network is masqueraded (or all of it). */
-function clusterMasquerade(packet: TracePacket, options: ModelOptions): boolean {
-  if (options.masqueradeAll) return true;
-  if (options.podTraffic === null) return false;
-  if (options.mode === "ipvs" && packet.from.startsWith("127.")) return false;
-  return !fromPod(packet, options);
-}
+export { equalShares } from "./model_verdict.ts";
 
 /**
  * iptables refuses external and LB IPs in KUBE-EXTERNAL-SERVICES, hooked on INPUT and FORWARD
@@ -102,26 +58,9 @@ function clusterIPDecision(
   const masquerade = clusterMasquerade(packet, options);
   if (sps.info.internalPolicyLocal) {
     if (sps.localEndpoints.length > 0) return forward(sps, sps.localEndpoints, masquerade);
-    if (options.mode === "ipvs") {
-      // IPVS falls back to the cluster set (PR #97081), which is empty unless the service is
-      // also reachable from outside; a virtual server without real servers refuses.
-      return sps.clusterEndpoints.length > 0
-        ? forward(sps, sps.clusterEndpoints, masquerade)
-        : refuse("reject", sps, "no-local-endpoints");
-    }
     return refuse("drop", sps, "no-local-endpoints");
   }
   return forward(sps, sps.clusterEndpoints, masquerade);
-}
-
-function ipvsExternalDecision(sps: ServicePortState): TraceDecision {
-  const info = sps.info;
-  if (info.externalPolicyLocal && externallyAccessible(info)) {
-    // PR #97081: no local endpoint falls back to the cluster set, never a DROP; no SNAT.
-    const eps = sps.localEndpoints.length > 0 ? sps.localEndpoints : sps.clusterEndpoints;
-    return forward(sps, eps, false);
-  }
-  return forward(sps, sps.clusterEndpoints, true);
 }
 
 function externalDecision(
@@ -130,7 +69,6 @@ function externalDecision(
   options: ModelOptions,
 ): TraceDecision {
   const { sps } = hit;
-  if (options.mode === "ipvs") return ipvsExternalDecision(sps);
   const info = sps.info;
   if (!(info.externalPolicyLocal && externallyAccessible(info))) {
     return forward(sps, sps.clusterEndpoints, true);
@@ -163,6 +101,8 @@ export function modelDecision(
       ? refuse("reject", null, "unused-port")
       : { kind: "pass" };
   }
+  // Past finding the address, IPVS has its own rules: virtual servers, no REJECT/DROP rules.
+  if (options.mode === "ipvs") return ipvsDecision(hit, packet, options);
   const { sps } = hit;
   if (!sps.hasAnyEndpoints) {
     if (!externalRefusalApplies(hit, packet, options)) return { kind: "pass" };

@@ -20,6 +20,11 @@ export interface ModeTracer<Rules> {
   read(runner: CommandRunner, family: IPFamily): Promise<Rules>;
   /** The rules the mode renders for this state on an empty node. */
   rendered(config: ProxyConfig, state: ProxyState): Rules;
+  /**
+   * Adds to rules read from a kernel what the kernel does not keep but the cluster state
+   * knows (IPVS: the service port name of each virtual server). Absent when nothing is missing.
+   */
+  withClusterState?(rules: Rules, config: ProxyConfig, state: ProxyState): Rules;
   /** Follows the packet through the rules. */
   trace(rules: Rules, packet: TracePacket, node: TraceNode): TraceResult;
 }

@@ -1,7 +1,8 @@
 /**
  * A state-holding fake of `ip` for links and their addresses, for the IPVS tests. It holds
  * links (type and `ip/prefix` addresses) and understands `ip -j [-4|-6] addr show`,
- * `ip -j link show`, `ip link add NAME type TYPE`, `ip link del NAME`, and
+ * `ip -o addr show dev NAME`, `ip -j link show`, `ip link add NAME type TYPE`,
+ * `ip link del NAME`, and
  * `ip [-force] -batch -` with `addr add|del IP/PREFIX dev NAME` lines. Like the real tool it
  * refuses a link or address that exists already, and removing what is missing; with
  * `-force` a batch goes on past errors and exits 1 at the end.
@@ -70,6 +71,20 @@ export function createFakeIpAddr(eth0Addrs: readonly string[] = ["192.168.0.2/24
           .map((x) => ({ local: x.split("/")[0], prefixlen: Number(x.split("/")[1]) })),
       })).filter((l) => fam === "" || l.addr_info.length > 0);
       return Promise.resolve(ok(JSON.stringify(out)));
+    }
+    if (
+      !json && rest[0] === "-o" && rest[1] === "addr" && rest[2] === "show" && rest[3] === "dev"
+    ) {
+      // One line per address, as `ip -o addr show dev NAME` prints them.
+      const name = rest[4] ?? "";
+      const link = links.get(name);
+      if (link === undefined) return Promise.resolve(fail(1, `Device "${name}" does not exist.\n`));
+      const lines = link.addrs.map((x) =>
+        `7: ${name}    ${
+          x.includes(":") ? "inet6" : "inet"
+        } ${x} scope global ${name}\\       valid_lft forever preferred_lft forever\n`
+      );
+      return Promise.resolve(ok(lines.join("")));
     }
     if (json && rest[0] === "link" && rest[1] === "show") {
       return Promise.resolve(ok(JSON.stringify([...links.keys()].map((ifname) => ({ ifname })))));

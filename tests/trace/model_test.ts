@@ -141,7 +141,8 @@ Deno.test("modelDecision() drops ITP Local ClusterIP traffic when no endpoint is
 
 Deno.test("modelDecision() in IPVS mode falls back to the cluster set for ITP Local, else rejects", () => {
   const ipvs = { ...base, mode: "ipvs" as const };
-  // Selected as the brain does: ITP Local alone leaves the cluster set empty.
+  // Selected as the brain does: ITP Local alone leaves the cluster set empty, and the kernel's
+  // empty virtual server cannot tell "no local endpoint" from "no endpoint".
   const internalOnly = buildState("IPv4", [{
     info: svc({ clusterIP: "172.30.0.10", internalPolicyLocal: true }),
     endpoints: [ep("10.2.0.1", 8080)],
@@ -149,7 +150,7 @@ Deno.test("modelDecision() in IPVS mode falls back to the cluster set for ITP Lo
   assertEquals(modelDecision(internalOnly, packet("pod", "172.30.0.10", 80), ipvs), {
     kind: "reject",
     servicePort: "ns1/svc1:p80",
-    reason: "no-local-endpoints",
+    reason: "no-endpoints",
   });
   const reachable = buildState("IPv4", [{
     info: svc({ ...webOptions, internalPolicyLocal: true }),

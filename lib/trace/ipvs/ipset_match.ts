@@ -5,7 +5,8 @@
  * searched for a net holding the source. Only the set types IPVS mode creates are known. Pure.
  */
 import type { KernelIpset } from "../../backends/ipvs/mod.ts";
-import { canonicalIP, cidrContains, parseCIDR } from "../../net/mod.ts";
+import { cidrContains, parseCIDR } from "../../net/mod.ts";
+import { canonicalAddress } from "./canonical.ts";
 
 /** The packet fields an ipset match can read. */
 export interface IpsetPacket {
@@ -17,8 +18,7 @@ export interface IpsetPacket {
 }
 
 function address(p: IpsetPacket, flag: string): string {
-  const raw = flag === "src" ? p.src : p.dst;
-  return canonicalIP(raw) ?? raw;
+  return canonicalAddress(flag === "src" ? p.src : p.dst);
 }
 
 /**

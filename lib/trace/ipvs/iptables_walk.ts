@@ -8,7 +8,8 @@
  */
 import type { KernelIpset } from "../../backends/ipvs/mod.ts";
 import { tokenizeRule } from "../../backends/iptables/mod.ts";
-import { canonicalIP, cidrContains, parseCIDR } from "../../net/mod.ts";
+import { cidrContains, parseCIDR } from "../../net/mod.ts";
+import { canonicalAddress } from "./canonical.ts";
 import { ipsetMatches } from "./ipset_match.ts";
 
 /** Tables of chains of rules, each rule its words after `-A CHAIN`. */
@@ -80,13 +81,25 @@ function fail(what: string, words: readonly string[]): never {
   throw new RangeError(`Cannot trace through rule "${words.join(" ")}": unknown ${what}`);
 }
 
-function inAddress(spec: string, ip: string): boolean {
-  const c = parseCIDR(spec.includes("/") ? spec : `${spec}/${spec.includes(":") ? 128 : 32}`);
-  return c !== null && cidrContains(c, ip);
-}
+// Rule specs repeat across packets (one KUBE-IPVS-OUT-FILTER rule per LB IP): parse once.
+const cidrs = new Map<string, ReturnType<typeof parseCIDR>>();
 
 function sameIP(a: string, b: string): boolean {
-  return (canonicalIP(a) ?? a) === (canonicalIP(b) ?? b);
+  return a === b || canonicalAddress(a) === canonicalAddress(b);
+}
+
+function inAddress(spec: string, ip: string): boolean {
+  // A single address (bare, /32 or /128, as iptables-save prints it) is a text comparison.
+  const [addr = "", prefix] = spec.split("/");
+  const full = addr.includes(":") ? "128" : "32";
+  if (prefix === undefined || prefix === full) return sameIP(addr, ip);
+  let c = cidrs.get(spec);
+  if (c === undefined) {
+    c = parseCIDR(spec);
+    if (cidrs.size >= 100_000) cidrs.clear();
+    cidrs.set(spec, c);
+  }
+  return c !== null && cidrContains(c, ip);
 }
 
 const MODULES = new Set([
@@ -102,7 +115,10 @@ const MODULES = new Set([
   "sctp",
 ]);
 
-/** Evaluates a rule's matches; returns the target words, or null when it does not match. */
+/**
+ * Evaluates a rule's matches; returns the target words, or null when it does not match. The
+ * matches are ANDed, so the first one that fails decides (what follows it cannot match).
+ */
 function matchRule(
   words: readonly string[],
   p: IptablesPacket,
@@ -114,7 +130,7 @@ function matchRule(
     if (b === neg) ok = false;
     neg = false;
   };
-  for (let i = 0; i < words.length; i++) {
+  for (let i = 0; i < words.length && ok; i++) {
     const w = words[i]!;
     const v = words[i + 1] ?? "";
     if (w === "!") {

@@ -14,7 +14,7 @@ import {
   parseIpvsadmSave,
   virtualServerKey,
 } from "../../backends/ipvs/mod.ts";
-import { canonicalIP, joinHostPort } from "../../net/mod.ts";
+import { joinHostPort } from "../../net/mod.ts";
 import type { Protocol } from "../../proxy/mod.ts";
 import type { TraceDecision, TracePacket, TraceResult } from "../decision.ts";
 import type { ModeTracer, TraceNode } from "../tracer.ts";
@@ -26,15 +26,20 @@ import {
   parseIptablesTables,
   walkIptables,
 } from "./iptables_walk.ts";
-import { type IpvsRules, readIpvsRules, renderedIpvsRules } from "./rules.ts";
+import { canonicalAddress } from "./canonical.ts";
+import { type IpvsRules, ipvsServiceNames, readIpvsRules, renderedIpvsRules } from "./rules.ts";
 
 interface ParsedIpvs {
   readonly table: IpvsTable;
   readonly sets: ReadonlyMap<string, KernelIpset>;
   readonly tables: IptablesTables;
-  readonly addresses: readonly string[];
+  /** The kube-ipvs0 addresses, canonical. */
+  readonly bound: ReadonlySet<string>;
 }
 
+const canon = canonicalAddress;
+
+// Parsed once per rules object: a differential run traces thousands of packets per state.
 const parsedCache = new WeakMap<IpvsRules, ParsedIpvs>();
 
 function parsed(rules: IpvsRules): ParsedIpvs {
@@ -44,7 +49,7 @@ function parsed(rules: IpvsRules): ParsedIpvs {
       table: parseIpvsadmSave(rules.ipvsadm).table,
       sets: parseIpsetSave(rules.ipsets),
       tables: parseIptablesTables(rules.iptables),
-      addresses: rules.addresses,
+      bound: new Set(rules.addresses.map(canon)),
     };
     parsedCache.set(rules, p);
   }
@@ -54,9 +59,11 @@ function parsed(rules: IpvsRules): ParsedIpvs {
 /** Follows one new connection through IPVS mode's iptables rules, ipsets and virtual servers. */
 export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode): TraceResult {
   const r = parsed(rules);
-  const canon = (ip: string) => canonicalIP(ip) ?? ip;
-  const local = new Set([...node.localAddresses, ...r.addresses].map(canon));
-  const isLocal = (ip: string) => local.has(canon(ip));
+  const nodeLocal = new Set(node.localAddresses.map(canon));
+  const isLocal = (ip: string) => {
+    const c = canon(ip);
+    return r.bound.has(c) || nodeLocal.has(c);
+  };
   const ctx = (table: "nat" | "filter"): IptablesContext => ({
     tables: r.tables,
     table,
@@ -176,5 +183,9 @@ export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode
 export const ipvsTracer: ModeTracer<IpvsRules> = {
   read: readIpvsRules,
   rendered: renderedIpvsRules,
+  withClusterState: (rules, config, state) => ({
+    ...rules,
+    serviceNames: ipvsServiceNames(config, state),
+  }),
   trace: traceIpvs,
 };
