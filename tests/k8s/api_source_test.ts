@@ -28,9 +28,15 @@ const BASE = [
   SLICE,
   node("node-1", "192.168.0.2", { "topology.kubernetes.io/zone": "a" }),
   node("node-2", "192.168.0.3"),
+  {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "ServiceCIDR",
+    metadata: { name: "kubernetes" },
+    spec: { cidrs: ["172.30.0.0/16"] },
+  },
 ];
 
-const ALL_SYNCED = (s: { synced: Set<string> }) => s.synced.size === 3;
+const ALL_SYNCED = (s: { synced: Set<string> }) => s.synced.size === 4;
 
 /** The query of each list request for `resource`, as "resourceVersion limit continue?" strings. */
 function listQueries(server: TestApiServer, resource: string): string[] {
@@ -85,6 +91,7 @@ Deno.test("API source lists in pages with upstream's selectors, then delivers wa
     assert.deepEqual(sink.keys("Service"), ["ns/api", "ns/db", "ns/web"]);
     assert.deepEqual(sink.keys("EndpointSlice"), ["ns/web-abc"]);
     assert.deepEqual(sink.keys("Node"), ["node-1"]);
+    assert.deepEqual(sink.keys("ServiceCIDR"), ["kubernetes"]);
     assert.ok(server.count({ verb: "list", resource: "services" }) >= 2, "paged list");
     await server.waitForWatches(undefined, 3);
     const watch = new URL(server.requests({ verb: "watch", resource: "services" })[0]!.url, "x:/");
@@ -302,4 +309,28 @@ Deno.test("API source with a wrong token logs a clear error and keeps retrying",
       assert.ok(logs.some((l) => l.includes("403 Forbidden")));
     },
   );
+});
+
+Deno.test("API source goes on without ServiceCIDRs when the server answers 404 for them", async () => {
+  const beforeStart = (server: TestApiServer) =>
+    server.failNext(1, 404, { match: { verb: "list", resource: "servicecidrs" } });
+  await withApiSource({ objects: BASE, beforeStart }, async ({ server, sink, logs }) => {
+    await waitFor("initial sync", () => ALL_SYNCED(sink));
+    await server.waitForWatches(undefined, 3);
+    await pause(300);
+    assert.deepEqual(sink.keys("ServiceCIDR"), []);
+    assert.equal(server.count({ resource: "servicecidrs" }), 1, "asked once, never again");
+    const warned = logs.filter((l) => l.includes("does not serve ServiceCIDRs"));
+    assert.equal(warned.length, 1, logs.join("\n"));
+  });
+});
+
+Deno.test("API source goes on without ServiceCIDRs when RBAC forbids them (403)", async () => {
+  const beforeStart = (server: TestApiServer) =>
+    server.failNext(1, 403, { match: { verb: "list", resource: "servicecidrs" } });
+  await withApiSource({ objects: BASE, beforeStart }, async ({ server, sink }) => {
+    await waitFor("initial sync", () => ALL_SYNCED(sink));
+    assert.deepEqual(sink.keys("Service"), ["ns/api", "ns/db", "ns/web"]);
+    assert.equal(server.count({ verb: "watch", resource: "servicecidrs" }), 0);
+  });
 });
