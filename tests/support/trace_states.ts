@@ -170,6 +170,7 @@ export function buildState(
     changed: new Set(services.keys()),
     forceFullSync: true,
     totalEndpoints: total,
+    serviceCIDRs: [],
   };
 }
 
