@@ -64,7 +64,7 @@ Deno.test("API source follows continue tokens when the server pages, and relists
       "rv=0 limit=2 200",
       "rv=- limit=2 continue 200",
     ]);
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const mark = sink.events.length;
     server.expireHistory();
     server.cutStreams();
@@ -93,7 +93,7 @@ Deno.test("API source lists in pages with upstream's selectors, then delivers wa
     assert.deepEqual(sink.keys("Node"), ["node-1"]);
     assert.deepEqual(sink.keys("ServiceCIDR"), ["kubernetes"]);
     assert.ok(server.count({ verb: "list", resource: "services" }) >= 2, "paged list");
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const watch = new URL(server.requests({ verb: "watch", resource: "services" })[0]!.url, "x:/");
     assert.equal(watch.searchParams.get("allowWatchBookmarks"), "true");
     const timeout = Number(watch.searchParams.get("timeoutSeconds"));
@@ -155,7 +155,7 @@ Deno.test("API source resumes a cut watch from the last resourceVersion without 
 Deno.test("API source drops a stalled watch after the idle timeout and catches up", async () => {
   await withApiSource({ objects: BASE, idleTimeoutMs: 600 }, async ({ server, sink, stats }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     server.stallStreams();
     server.create(service("during-stall", "172.30.0.23"));
     await waitFor("during-stall", () => sink.keys("Service").includes("ns/during-stall"), 5000);
@@ -177,13 +177,13 @@ Deno.test("API source keeps a quiet watch alive through bookmarks", async () => 
 Deno.test("API source relists after 410 and emits only the real differences", async () => {
   await withApiSource({ objects: BASE }, async ({ server, sink, stats }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     // Nothing changed: a relist must produce no event at all.
     let mark = sink.events.length;
     server.expireHistory();
     server.cutStreams();
     await waitFor("relist", () => stats().Service.lists === 2 && stats().EndpointSlice.lists === 2);
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     await pause(200);
     assert.deepEqual(sink.since(mark), []);
     assert.ok(stats().Service.expired >= 1);
@@ -248,7 +248,7 @@ Deno.test("API source waits as long as a 429's Retry-After says", async () => {
 Deno.test("API source counts a malformed line and rewatches from the last resourceVersion", async () => {
   await withApiSource({ objects: BASE }, async ({ server, sink, stats, logs }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const mark = sink.events.length;
     assert.ok(server.sendMalformedLine() >= 3);
     await waitFor("malformed counted", () => stats().Service.malformedLines === 1);
@@ -263,11 +263,11 @@ Deno.test("API source counts a malformed line and rewatches from the last resour
 Deno.test("API source survives a restart with a new resourceVersion history", async () => {
   await withApiSource({ objects: BASE }, async ({ server, sink, stats }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const mark = sink.events.length;
     await server.restart({ newHistory: true });
     await waitFor("relist", () => stats().Service.lists === 2, 10_000);
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     assert.deepEqual(sink.since(mark), []);
     server.create(service("after-restart", "172.30.0.27"));
     await waitFor("after-restart", () => sink.keys("Service").includes("ns/after-restart"));
