@@ -140,3 +140,8 @@ export function needsRelist(err: unknown): boolean {
   return err instanceof ApiStatusError &&
     (err.status === 410 || err.causes.includes("ResourceVersionTooLarge"));
 }
+
+/** A 404 (the server does not serve the resource) or 403 (we may not read it). */
+export function isNotServedError(err: unknown): boolean {
+  return err instanceof ApiStatusError && (err.status === 404 || err.status === 403);
+}

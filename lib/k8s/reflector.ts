@@ -18,6 +18,7 @@ import { type Clock, sleep, systemClock } from "../sync/mod.ts";
 import {
   ApiConnectionError,
   ApiStatusError,
+  isNotServedError,
   needsRelist,
   parseRetryAfter,
   parseStatus,
@@ -369,6 +370,16 @@ export function createReflector(options: ReflectorOptions): Reflector {
         } else if (end === "malformed" || delivered === 0) delay = backoff.next();
       } catch (err) {
         if (signal.aborted) break;
+        if (listing && !synced && resource.optional === true && isNotServedError(err)) {
+          logger.warn(`The API server does not serve ${label} to us; going on without them`, {
+            server: transport.server,
+            path: resource.path,
+            status: (err as ApiStatusError).status,
+          });
+          synced = true;
+          options.onSynced();
+          return;
+        }
         if (needsRelist(err)) {
           stats.expired++;
           needList = true;

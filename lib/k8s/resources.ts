@@ -1,6 +1,7 @@
 /**
  * What kube-proxy lists and watches: Services and EndpointSlices with upstream's label selector,
- * and its own Node by name. Query builders for list and watch requests live here too.
+ * its own Node by name, and
+ * the ServiceCIDRs when the server has them. Query builders for list and watch requests live here too.
  */
 import { HEADLESS_LABEL, type ObjectKind, SERVICE_PROXY_NAME_LABEL } from "../source/mod.ts";
 
@@ -11,6 +12,11 @@ export interface ResourceSpec {
   readonly path: string;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
+  /**
+   * The kind may not be served (an older or locked-down API server): a 404 or 403 on its first
+   * list is logged once and treated as an empty, synced collection.
+   */
+  readonly optional?: boolean;
 }
 
 /** Upstream's `!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless`. */
@@ -21,7 +27,10 @@ export function nodeFieldSelector(nodeName: string): string {
   return `metadata.name=${nodeName}`;
 }
 
-/** The three collections kube-proxy watches, for node `nodeName`. */
+/** The cluster-scoped ServiceCIDRs (MultiCIDRServiceAllocator, GA in 1.33). */
+export const SERVICE_CIDRS_PATH = "/apis/networking.k8s.io/v1/servicecidrs";
+
+/** The collections kube-proxy watches, for node `nodeName`. */
 export function proxyResources(nodeName: string): readonly ResourceSpec[] {
   return [
     { kind: "Service", path: "/api/v1/services", labelSelector: PROXY_LABEL_SELECTOR },
@@ -31,6 +40,7 @@ export function proxyResources(nodeName: string): readonly ResourceSpec[] {
       labelSelector: PROXY_LABEL_SELECTOR,
     },
     { kind: "Node", path: "/api/v1/nodes", fieldSelector: nodeFieldSelector(nodeName) },
+    { kind: "ServiceCIDR", path: SERVICE_CIDRS_PATH, optional: true },
   ];
 }
 

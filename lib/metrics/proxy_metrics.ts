@@ -72,7 +72,7 @@ export function metricBuilders(registry: Registry) {
 }
 
 /** The kinds of object a source delivers (the labels of invalid_objects_total). */
-const OBJECT_KINDS = ["Service", "EndpointSlice", "Node"] as const;
+const OBJECT_KINDS = ["Service", "EndpointSlice", "Node", "ServiceCIDR"] as const;
 
 /** Registers the core metrics on `registry` and returns handles to them. */
 export function createProxyMetrics(registry: Registry): ProxyMetrics {

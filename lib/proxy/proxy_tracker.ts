@@ -10,6 +10,7 @@ import { deepEqual } from "./deep_equal.ts";
 import { EndpointSliceCache } from "./endpoint_slice_cache.ts";
 import { nodeInfoForFamily, type NodeStatus, validateNode } from "./node_status.ts";
 import { PendingChanges } from "./pending_changes.ts";
+import { ServiceCIDRStore, validateServiceCIDR } from "./service_cidrs.ts";
 import { categorizeEndpoints } from "./topology.ts";
 import type { IPFamily, ProxyState, ServicePort, ServicePortState } from "./types.ts";
 import { servicePortKey } from "./types.ts";
@@ -79,6 +80,7 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
 
   const services = new Map<string, ValidatedService>();
   const slices = new EndpointSliceCache(nodeName);
+  const serviceCIDRs = new ServiceCIDRStore();
   const synced = new Set<ObjectKind>();
   let nodeStatus: NodeStatus | undefined;
   let triggerTimes: number[] = [];
@@ -154,6 +156,22 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
     const res = validateNode(event.object);
     if (!res.ok) onInvalid("Node", nodeName, res.reason);
     else nodeStatus = res.value;
+  };
+
+  const handleServiceCIDR = (event: Extract<ObjectEvent, { kind: "ServiceCIDR" }>) => {
+    const name = event.object?.metadata?.name;
+    if (event.type === "DELETED") {
+      if (typeof name === "string") serviceCIDRs.delete(name);
+      return;
+    }
+    const res = validateServiceCIDR(event.object);
+    if (!res.ok) {
+      onInvalid("ServiceCIDR", typeof name === "string" ? name : "", res.reason);
+      return;
+    }
+    const { value, skipped } = res.value;
+    for (const reason of skipped) onInvalid("ServiceCIDR", value.name, reason);
+    serviceCIDRs.set(value);
   };
 
   /** Recomputes one Service's ports into `out`, reusing unchanged states from `prev`. */
@@ -234,6 +252,7 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
       changed,
       forceFullSync: previous === undefined || nodeChanged,
       totalEndpoints,
+      serviceCIDRs: serviceCIDRs.cidrsFor(family),
     };
     st.previous = state;
     st.services.clear();
@@ -254,6 +273,7 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
       if (event.kind === "Service") handleService(event);
       else if (event.kind === "EndpointSlice") handleSlice(event);
       else if (event.kind === "Node") handleNode(event);
+      else if (event.kind === "ServiceCIDR") handleServiceCIDR(event);
     },
     markSynced(kind) {
       synced.add(kind);

@@ -128,4 +128,9 @@ export interface ProxyState {
   readonly forceFullSync: boolean;
   /** Total endpoints across all services (upstream drops comments above 1000). */
   readonly totalEndpoints: number;
+  /**
+   * This family's ServiceCIDRs, canonical and sorted ([] when none is known); only nftables
+   * mode uses them, to drop traffic to unallocated ClusterIPs.
+   */
+  readonly serviceCIDRs: readonly string[];
 }

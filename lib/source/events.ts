@@ -3,10 +3,21 @@
  * lib/source) hands to the brain: add/update/delete events for raw objects, and a signal per
  * kind once its initial state is known.
  */
-import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Node, V1Service, V1ServiceCIDR } from "@kubernetes/client-node";
 
-/** The kinds of object kube-proxy watches. */
-export type ObjectKind = "Service" | "EndpointSlice" | "Node";
+/**
+ * The kinds of object kube-proxy watches. ServiceCIDR (networking.k8s.io/v1) is optional: a
+ * server that does not serve it is treated as having none.
+ */
+export type ObjectKind = "Service" | "EndpointSlice" | "Node" | "ServiceCIDR";
+
+/** Every ObjectKind, in a fixed order (sources signal synced for each). */
+export const OBJECT_KINDS: readonly ObjectKind[] = [
+  "Service",
+  "EndpointSlice",
+  "Node",
+  "ServiceCIDR",
+];
 
 /** Watch event types, as the API server names them. */
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -15,7 +26,8 @@ export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 export type ObjectEvent =
   | { readonly kind: "Service"; readonly type: EventType; readonly object: V1Service }
   | { readonly kind: "EndpointSlice"; readonly type: EventType; readonly object: V1EndpointSlice }
-  | { readonly kind: "Node"; readonly type: EventType; readonly object: V1Node };
+  | { readonly kind: "Node"; readonly type: EventType; readonly object: V1Node }
+  | { readonly kind: "ServiceCIDR"; readonly type: EventType; readonly object: V1ServiceCIDR };
 
 /** Receives events from a source. */
 export interface ObjectSink {

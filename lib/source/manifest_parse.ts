@@ -1,8 +1,8 @@
 /**
  * Turns the text of one manifest file into the Service, EndpointSlice and Node objects it
- * holds. Pure: the manifest source does the reading and the logging.
+ * holds (and ServiceCIDRs). Pure: the manifest source does the reading and the logging.
  */
-import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Node, V1Service, V1ServiceCIDR } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import type { ObjectKind } from "./events.ts";
 
@@ -10,7 +10,8 @@ import type { ObjectKind } from "./events.ts";
 export type ManifestObject =
   | { readonly kind: "Service"; readonly key: string; readonly object: V1Service }
   | { readonly kind: "EndpointSlice"; readonly key: string; readonly object: V1EndpointSlice }
-  | { readonly kind: "Node"; readonly key: string; readonly object: V1Node };
+  | { readonly kind: "Node"; readonly key: string; readonly object: V1Node }
+  | { readonly kind: "ServiceCIDR"; readonly key: string; readonly object: V1ServiceCIDR };
 
 /**
  * What a file holds. Any entry in `errors` means the whole file is unusable and its last good
@@ -28,6 +29,7 @@ const API_VERSIONS: Readonly<Record<ObjectKind, string>> = {
   Service: "v1",
   EndpointSlice: "discovery.k8s.io/v1",
   Node: "v1",
+  ServiceCIDR: "networking.k8s.io/v1",
 };
 
 /** Typed lists whose items may omit `kind`, as the API server returns them. */
@@ -35,6 +37,7 @@ const TYPED_LISTS: Readonly<Record<string, ObjectKind>> = {
   ServiceList: "Service",
   EndpointSliceList: "EndpointSlice",
   NodeList: "Node",
+  ServiceCIDRList: "ServiceCIDR",
 };
 
 /** Lists inside lists are not something kubectl prints; this bounds hostile nesting. */
@@ -46,7 +49,12 @@ export function manifestObjectKey(
   namespace: string | undefined,
   name: string,
 ): string {
-  return kind === "Node" ? `${kind}/${name}` : `${kind}/${namespace ?? ""}/${name}`;
+  return isClusterScoped(kind) ? `${kind}/${name}` : `${kind}/${namespace ?? ""}/${name}`;
+}
+
+/** Kinds without a namespace: Node and ServiceCIDR. */
+function isClusterScoped(kind: ObjectKind): boolean {
+  return kind === "Node" || kind === "ServiceCIDR";
 }
 
 /**
@@ -148,7 +156,7 @@ function collect(
     collect(items, `${where}.items`, next, depth, out);
     return;
   }
-  if (kind !== "Service" && kind !== "EndpointSlice" && kind !== "Node") {
+  if (!isWatchedKind(kind)) {
     out.ignored.push(`Item ${where} has kind ${JSON.stringify(rawKind ?? null)}: not watched`);
     return;
   }
@@ -178,7 +186,14 @@ function collect(
     case "Node":
       out.objects.push({ kind, key, object: object as V1Node });
       break;
+    case "ServiceCIDR":
+      out.objects.push({ kind, key, object: object as V1ServiceCIDR });
+      break;
   }
+}
+
+function isWatchedKind(kind: string | undefined): kind is ObjectKind {
+  return kind !== undefined && Object.hasOwn(API_VERSIONS, kind);
 }
 
 /** Why an object cannot be identified (or its labels filtered), or undefined when it can. */
@@ -188,7 +203,7 @@ function identityProblem(kind: ObjectKind, metadata: unknown): string | undefine
   if (typeof name !== "string" || name === "") {
     return `has metadata.name ${JSON.stringify(name ?? null)}: expected a non-empty string`;
   }
-  if (kind !== "Node" && (typeof namespace !== "string" || namespace === "")) {
+  if (!isClusterScoped(kind) && (typeof namespace !== "string" || namespace === "")) {
     return `"${name}" has metadata.namespace ${
       JSON.stringify(namespace ?? null)
     }: expected a non-empty string`;

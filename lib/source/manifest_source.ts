@@ -6,7 +6,7 @@
 import { dirname, join, resolve } from "node:path";
 import { errorMessage, type Logger, silentLogger } from "../log/mod.ts";
 import { sleep, systemClock } from "../sync/mod.ts";
-import type { ObjectKind, ObjectSink, ObjectSource } from "./events.ts";
+import { OBJECT_KINDS, type ObjectSink, type ObjectSource } from "./events.ts";
 import { isManifestFileName, type ManifestObject, parseManifestText } from "./manifest_parse.ts";
 import { diffManifestStates, type ManifestState, mergeManifestFiles } from "./manifest_state.ts";
 
@@ -37,8 +37,6 @@ export interface ManifestSource extends ObjectSource {
    */
   stopped(): Promise<void>;
 }
-
-const KINDS: readonly ObjectKind[] = ["Service", "EndpointSlice", "Node"];
 
 /** What the source remembers about one file. */
 interface FileRecord {
@@ -74,7 +72,7 @@ async function statOrUndefined(path: string): Promise<Deno.FileInfo | undefined>
 /**
  * Creates the manifest source. start(signal) checks that the path exists (throwing an Error
  * if not), opens the watch, reads every file, delivers each object as ADDED, then calls
- * onSynced for Service, EndpointSlice and Node, and resolves. The watch keeps running in the
+ * onSynced for every kind (ServiceCIDR included), and resolves. The watch keeps running in the
  * background, delivering changes, until `signal` aborts; stopped() waits for it to wind down.
  * When PATH is a file its parent directory is watched, so a rename over the file is seen. A
  * vanished file or directory keeps its last objects until it comes back.
@@ -290,7 +288,7 @@ export function createManifestSource(options: ManifestSourceOptions): ManifestSo
     loop = watchLoop();
     await runScans();
     if (signal.aborted) return;
-    for (const kind of KINDS) options.sink.onSynced(kind);
+    for (const kind of OBJECT_KINDS) options.sink.onSynced(kind);
     logger.info("Loaded manifests", { path, objects: delivered.size, files: files.size });
   }
 

@@ -34,6 +34,7 @@ export interface MergedManifests {
  */
 export function isDeliveredObject(obj: ManifestObject, nodeName: string): boolean {
   if (obj.kind === "Node") return obj.object.metadata?.name === nodeName;
+  if (obj.kind === "ServiceCIDR") return true;
   return selectedByProxyLabels(obj.object.metadata?.labels);
 }
 
@@ -84,6 +85,8 @@ function toEvent(obj: ManifestObject, type: ObjectEvent["type"]): ObjectEvent {
     case "EndpointSlice":
       return { kind: obj.kind, type, object: obj.object };
     case "Node":
+      return { kind: obj.kind, type, object: obj.object };
+    case "ServiceCIDR":
       return { kind: obj.kind, type, object: obj.object };
   }
 }

@@ -40,7 +40,9 @@ export type TraceDropReason =
   /** The source is outside loadBalancerSourceRanges: DROP. */
   | "source-range"
   /** A ClusterIP (or other service IP) on a port no service uses: REJECT (or DROP). */
-  | "unused-port";
+  | "unused-port"
+  /** nftables: an address of a ServiceCIDR that no Service holds: DROP. */
+  | "unallocated-cluster-ip";
 
 /** The decision for one packet. */
 export type TraceDecision =

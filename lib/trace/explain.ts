@@ -17,6 +17,7 @@ const REASONS: Readonly<Record<TraceDropReason, string>> = {
   "no-local-endpoints": "it has no endpoint on this node and its traffic policy is Local",
   "source-range": "the source is outside its loadBalancerSourceRanges",
   "unused-port": "no service uses that port of the address",
+  "unallocated-cluster-ip": "the address is in a ServiceCIDR but no service holds it",
 };
 
 /** One line saying what a decision does, e.g. `REJECT default/web:http: it has no endpoints`. */

@@ -10,6 +10,7 @@ import type { ProxyState, ServicePortState } from "../proxy/mod.ts";
 import type { TraceDecision, TracePacket } from "./decision.ts";
 import {
   findServiceHit,
+  isUnallocatedClusterIP,
   isUnusedServicePort,
   type ServiceHit,
   trustedServicePorts,
@@ -97,8 +98,9 @@ export function modelDecision(
   const ports = trustedServicePorts(state);
   const hit = findServiceHit(ports, packet, options);
   if (hit === null) {
-    return isUnusedServicePort(ports, packet, options)
-      ? refuse("reject", null, "unused-port")
+    if (isUnusedServicePort(ports, packet, options)) return refuse("reject", null, "unused-port");
+    return isUnallocatedClusterIP(state, packet, options)
+      ? refuse("drop", null, "unallocated-cluster-ip")
       : { kind: "pass" };
   }
   // Past finding the address, IPVS has its own rules: virtual servers, no REJECT/DROP rules.

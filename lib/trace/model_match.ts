@@ -8,7 +8,7 @@ import { untrustedValue } from "../backends/common/mod.ts";
 import { isLoopbackIP } from "../net/mod.ts";
 import type { ProxyState, ServicePortState } from "../proxy/mod.ts";
 import type { TracePacket } from "./decision.ts";
-import type { ModelOptions } from "./model_options.ts";
+import { inCIDR, type ModelOptions } from "./model_options.ts";
 
 /** The kind of service address a packet was sent to. */
 export type HitKind = "cluster-ip" | "external-ip" | "load-balancer" | "node-port";
@@ -90,4 +90,18 @@ export function isUnusedServicePort(
     (options.mode === "ipvs" &&
       (sps.info.externalIPs.includes(packet.to) || sps.info.loadBalancerIPs.includes(packet.to)))
   );
+}
+
+/**
+ * nftables mode only: a new connection to an address of one of the family's ServiceCIDRs that
+ * no ClusterIP holds (cluster-ips-check, after its reject). Local addresses take the input hook,
+ * which has no such check.
+ */
+export function isUnallocatedClusterIP(
+  state: ProxyState,
+  packet: TracePacket,
+  options: ModelOptions,
+): boolean {
+  if (options.mode !== "nftables" || options.localAddresses.includes(packet.to)) return false;
+  return state.serviceCIDRs.some((cidr) => inCIDR(cidr, packet.to));
 }

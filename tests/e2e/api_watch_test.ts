@@ -2,7 +2,9 @@
  * The real program (`deno run -P=proxy main.ts --kubeconfig ...`) in the node namespace, watching
  * the test API server through a bridge at 127.0.0.1:6443: rules follow objects created, updated
  * and deleted over the API; faults leave the rules intact and converge; wrong credentials give a
- * clear log line and a non-ready /healthz. Needs root and socat; fails loudly without them.
+ * clear log line and a non-ready /healthz. In nftables mode, ServiceCIDRs from the API drop
+ * traffic to unallocated ClusterIPs, and a server answering 404 for them does not hold up the
+ * first sync. Needs root and socat; fails loudly without them.
  * IP plan: node 192.168.0.2 (node1), pods 10.0.0.0/8, services 172.30.0.0/16.
  */
 import assert from "node:assert/strict";
@@ -48,6 +50,8 @@ interface ApiWatchScenario {
   readonly args?: readonly string[];
   /** When the proxy counts as started; default its first applied sync. */
   readonly started?: Pick<SpawnProxyOptions, "ready" | "timeoutMs">;
+  /** Runs before the proxy starts (e.g. to queue faults for its first lists). */
+  readonly beforeStart?: (server: TestApiServer) => void;
 }
 
 /** Topology + test API server + bridge + kubeconfig (+ the proxy), all removed afterwards. */
@@ -80,6 +84,7 @@ async function withApiWatch(
   let bridge: Awaited<ReturnType<typeof exposeInNamespace>> | undefined;
   try {
     for (const o of scenario.objects) server.create(o);
+    scenario.beforeStart?.(server);
     bridge = await exposeInNamespace({
       namespace: topo.nsName("node"),
       serverPort: server.port,
@@ -239,5 +244,67 @@ Deno.test("e2e: API watch - wrong credentials give a clear error and a non-ready
     assert.ok(!proxy.output().includes("SyncProxyRules complete"));
     const exited = await Promise.race([proxy.status.then(() => true), Promise.resolve(false)]);
     assert.equal(exited, false, "the program must keep retrying, not exit");
+  });
+});
+
+const SERVICE_CIDR = {
+  apiVersion: "networking.k8s.io/v1",
+  kind: "ServiceCIDR",
+  metadata: { name: "kubernetes" },
+  spec: { cidrs: ["172.30.0.0/16"] },
+};
+
+/** The rules of the nftables chain cluster-ips-check in the node. */
+async function clusterIPsCheck(topo: Topology): Promise<string> {
+  const r = await topo.exec("node", "nft", [
+    "list",
+    "chain",
+    "ip",
+    "kube-proxy",
+    "cluster-ips-check",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout;
+}
+
+Deno.test("e2e: API watch [nftables] - a ServiceCIDR drops unallocated ClusterIPs until it is deleted", async () => {
+  const scenario = {
+    prefix: "scapi1",
+    objects: [...BASE, SERVICE_CIDR],
+    args: ["--proxy-mode=nftables"],
+  };
+  await withApiWatch(scenario, async ({ topo, server }) => {
+    await eventually(
+      "the drop rule",
+      CONVERGE_MS,
+      async () => (await clusterIPsCheck(topo)).includes("Drop traffic to unallocated ClusterIPs"),
+    );
+    const probe = (to: string) =>
+      topo.probe({ from: "client", proto: "tcp", to, count: 2, timeoutMs: 700 });
+    assert.deepEqual(answeredBy(await probe("172.30.9.9:80")), ["error:timeout"]);
+    assert.deepEqual(answeredBy(await probe("172.30.0.10:80")), ["pod-a"]);
+    server.delete("ServiceCIDR", undefined, "kubernetes");
+    await eventually(
+      "the drop rule gone",
+      CONVERGE_MS,
+      async () => !(await clusterIPsCheck(topo)).includes("unallocated"),
+    );
+  });
+});
+
+Deno.test("e2e: API watch [nftables] - a server without ServiceCIDRs (404) does not hold up the first sync", async () => {
+  const scenario = {
+    prefix: "scapi2",
+    objects: [...BASE, SERVICE_CIDR],
+    args: ["--proxy-mode=nftables"],
+    beforeStart: (server: TestApiServer) =>
+      server.failNext(1, 404, { match: { verb: "list", resource: "servicecidrs" } }),
+  };
+  await withApiWatch(scenario, async ({ topo, server, proxy }) => {
+    await proxy.waitForOutput("does not serve ServiceCIDRs", CONVERGE_MS);
+    const answers = await topo.probe({ from: "client", proto: "tcp", to: "172.30.0.10:80" });
+    assert.deepEqual(answeredBy(answers), ["pod-a"]);
+    assert.doesNotMatch(await clusterIPsCheck(topo), /unallocated/);
+    assert.equal(server.count({ resource: "servicecidrs" }), 1);
   });
 });

@@ -28,9 +28,15 @@ const BASE = [
   SLICE,
   node("node-1", "192.168.0.2", { "topology.kubernetes.io/zone": "a" }),
   node("node-2", "192.168.0.3"),
+  {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "ServiceCIDR",
+    metadata: { name: "kubernetes" },
+    spec: { cidrs: ["172.30.0.0/16"] },
+  },
 ];
 
-const ALL_SYNCED = (s: { synced: Set<string> }) => s.synced.size === 3;
+const ALL_SYNCED = (s: { synced: Set<string> }) => s.synced.size === 4;
 
 /** The query of each list request for `resource`, as "resourceVersion limit continue?" strings. */
 function listQueries(server: TestApiServer, resource: string): string[] {
@@ -58,7 +64,7 @@ Deno.test("API source follows continue tokens when the server pages, and relists
       "rv=0 limit=2 200",
       "rv=- limit=2 continue 200",
     ]);
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const mark = sink.events.length;
     server.expireHistory();
     server.cutStreams();
@@ -85,8 +91,9 @@ Deno.test("API source lists in pages with upstream's selectors, then delivers wa
     assert.deepEqual(sink.keys("Service"), ["ns/api", "ns/db", "ns/web"]);
     assert.deepEqual(sink.keys("EndpointSlice"), ["ns/web-abc"]);
     assert.deepEqual(sink.keys("Node"), ["node-1"]);
+    assert.deepEqual(sink.keys("ServiceCIDR"), ["kubernetes"]);
     assert.ok(server.count({ verb: "list", resource: "services" }) >= 2, "paged list");
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const watch = new URL(server.requests({ verb: "watch", resource: "services" })[0]!.url, "x:/");
     assert.equal(watch.searchParams.get("allowWatchBookmarks"), "true");
     const timeout = Number(watch.searchParams.get("timeoutSeconds"));
@@ -148,7 +155,7 @@ Deno.test("API source resumes a cut watch from the last resourceVersion without 
 Deno.test("API source drops a stalled watch after the idle timeout and catches up", async () => {
   await withApiSource({ objects: BASE, idleTimeoutMs: 600 }, async ({ server, sink, stats }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     server.stallStreams();
     server.create(service("during-stall", "172.30.0.23"));
     await waitFor("during-stall", () => sink.keys("Service").includes("ns/during-stall"), 5000);
@@ -170,13 +177,13 @@ Deno.test("API source keeps a quiet watch alive through bookmarks", async () => 
 Deno.test("API source relists after 410 and emits only the real differences", async () => {
   await withApiSource({ objects: BASE }, async ({ server, sink, stats }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     // Nothing changed: a relist must produce no event at all.
     let mark = sink.events.length;
     server.expireHistory();
     server.cutStreams();
     await waitFor("relist", () => stats().Service.lists === 2 && stats().EndpointSlice.lists === 2);
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     await pause(200);
     assert.deepEqual(sink.since(mark), []);
     assert.ok(stats().Service.expired >= 1);
@@ -241,7 +248,7 @@ Deno.test("API source waits as long as a 429's Retry-After says", async () => {
 Deno.test("API source counts a malformed line and rewatches from the last resourceVersion", async () => {
   await withApiSource({ objects: BASE }, async ({ server, sink, stats, logs }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const mark = sink.events.length;
     assert.ok(server.sendMalformedLine() >= 3);
     await waitFor("malformed counted", () => stats().Service.malformedLines === 1);
@@ -256,11 +263,11 @@ Deno.test("API source counts a malformed line and rewatches from the last resour
 Deno.test("API source survives a restart with a new resourceVersion history", async () => {
   await withApiSource({ objects: BASE }, async ({ server, sink, stats }) => {
     await waitFor("initial sync", () => ALL_SYNCED(sink));
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     const mark = sink.events.length;
     await server.restart({ newHistory: true });
     await waitFor("relist", () => stats().Service.lists === 2, 10_000);
-    await server.waitForWatches(undefined, 3);
+    await server.waitForWatches(undefined, 4);
     assert.deepEqual(sink.since(mark), []);
     server.create(service("after-restart", "172.30.0.27"));
     await waitFor("after-restart", () => sink.keys("Service").includes("ns/after-restart"));
@@ -302,4 +309,28 @@ Deno.test("API source with a wrong token logs a clear error and keeps retrying",
       assert.ok(logs.some((l) => l.includes("403 Forbidden")));
     },
   );
+});
+
+Deno.test("API source goes on without ServiceCIDRs when the server answers 404 for them", async () => {
+  const beforeStart = (server: TestApiServer) =>
+    server.failNext(1, 404, { match: { verb: "list", resource: "servicecidrs" } });
+  await withApiSource({ objects: BASE, beforeStart }, async ({ server, sink, logs }) => {
+    await waitFor("initial sync", () => ALL_SYNCED(sink));
+    await server.waitForWatches(undefined, 3);
+    await pause(300);
+    assert.deepEqual(sink.keys("ServiceCIDR"), []);
+    assert.equal(server.count({ resource: "servicecidrs" }), 1, "asked once, never again");
+    const warned = logs.filter((l) => l.includes("does not serve ServiceCIDRs"));
+    assert.equal(warned.length, 1, logs.join("\n"));
+  });
+});
+
+Deno.test("API source goes on without ServiceCIDRs when RBAC forbids them (403)", async () => {
+  const beforeStart = (server: TestApiServer) =>
+    server.failNext(1, 403, { match: { verb: "list", resource: "servicecidrs" } });
+  await withApiSource({ objects: BASE, beforeStart }, async ({ server, sink }) => {
+    await waitFor("initial sync", () => ALL_SYNCED(sink));
+    assert.deepEqual(sink.keys("Service"), ["ns/api", "ns/db", "ns/web"]);
+    assert.equal(server.count({ verb: "watch", resource: "servicecidrs" }), 0);
+  });
 });

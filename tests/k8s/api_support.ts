@@ -100,6 +100,8 @@ export interface ApiScenarioOptions {
   readonly minWatchTimeoutSeconds?: number;
   /** Objects created before the source starts. */
   readonly objects?: readonly unknown[];
+  /** Runs before the source starts (e.g. to queue faults for the first lists). */
+  readonly beforeStart?: (server: TestApiServer) => void;
 }
 
 /** A Service in namespace "ns" with one TCP port. */
@@ -141,6 +143,7 @@ export async function withApiSource(
   let running: Promise<void> | undefined;
   try {
     for (const o of options.objects ?? []) server.create(o);
+    options.beforeStart?.(server);
     const kubeconfig = await writeKubeconfig({
       dir,
       server: server.url,

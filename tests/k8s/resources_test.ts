@@ -8,7 +8,7 @@ import {
   watchTimeoutSeconds,
 } from "../../lib/k8s/mod.ts";
 
-Deno.test("proxyResources() watches Services and EndpointSlices by label and the Node by name", () => {
+Deno.test("proxyResources() watches Services and EndpointSlices by label, the Node by name and ServiceCIDRs", () => {
   assert.equal(
     PROXY_LABEL_SELECTOR,
     "!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless",
@@ -21,6 +21,7 @@ Deno.test("proxyResources() watches Services and EndpointSlices by label and the
       labelSelector: PROXY_LABEL_SELECTOR,
     },
     { kind: "Node", path: "/api/v1/nodes", fieldSelector: "metadata.name=node-1" },
+    { kind: "ServiceCIDR", path: "/apis/networking.k8s.io/v1/servicecidrs", optional: true },
   ]);
   assert.equal(nodeFieldSelector("n"), "metadata.name=n");
 });

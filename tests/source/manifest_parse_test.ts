@@ -177,3 +177,28 @@ Deno.test("isManifestFileName() takes YAML and JSON files but not dotfiles or ed
     assert.ok(!isManifestFileName(name), name);
   }
 });
+
+Deno.test("parseManifestText() reads cluster-scoped ServiceCIDRs and ignores other versions", () => {
+  const text = [
+    "apiVersion: networking.k8s.io/v1",
+    "kind: ServiceCIDR",
+    "metadata: {name: kubernetes}",
+    "spec: {cidrs: [172.30.0.0/16]}",
+    "---",
+    "apiVersion: networking.k8s.io/v1beta1",
+    "kind: ServiceCIDR",
+    "metadata: {name: old}",
+    "---",
+    "apiVersion: networking.k8s.io/v1",
+    "kind: ServiceCIDRList",
+    "items: [{metadata: {name: extra}, spec: {cidrs: [fd00::/112]}}]",
+  ].join("\n");
+  const parsed = parseManifestText(text, "cidrs.yaml");
+  assert.deepEqual(parsed.errors, []);
+  assert.deepEqual(parsed.objects.map((o) => `${o.kind} ${o.key}`), [
+    "ServiceCIDR ServiceCIDR/kubernetes",
+    "ServiceCIDR ServiceCIDR/extra",
+  ]);
+  assert.equal(parsed.ignored.length, 1);
+  assert.match(parsed.ignored[0]!, /networking.k8s.io\/v1beta1/);
+});

@@ -84,7 +84,7 @@ Deno.test("createManifestSource() delivers a kubectl List file, filtered, then s
         "ADDED Node node-a",
         "ADDED Service web",
       ]);
-      assert.deepEqual(sink.synced, ["Service", "EndpointSlice", "Node"]);
+      assert.deepEqual(sink.synced, ["Service", "EndpointSlice", "Node", "ServiceCIDR"]);
     },
   );
 });
@@ -115,7 +115,7 @@ Deno.test("createManifestSource() reads every manifest file of a directory and s
       "ADDED Service svc-a",
       "ADDED Service svc-b",
     ]);
-    assert.deepEqual(sink.synced, ["Service", "EndpointSlice", "Node"]);
+    assert.deepEqual(sink.synced, ["Service", "EndpointSlice", "Node", "ServiceCIDR"]);
   });
 });
 

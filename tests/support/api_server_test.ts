@@ -227,7 +227,7 @@ Deno.test("startTestApiServer({ startStopped }) reserves a port and serves after
     assert.equal((await call(s, "/version")).json.major, "1");
     assert.deepEqual((await call(s, "/api")).json.versions, ["v1"]);
     const groups = (await call(s, "/apis")).json.groups.map((g: Json) => g.name);
-    assert.deepEqual(groups, ["discovery.k8s.io", "events.k8s.io"]);
+    assert.deepEqual(groups, ["discovery.k8s.io", "networking.k8s.io", "events.k8s.io"]);
   } finally {
     await s.close();
   }

@@ -36,6 +36,8 @@ export interface FamilyPlan {
   readonly nodeIP: string;
   readonly loopback: string;
   readonly podCIDR: string;
+  /** The ServiceCIDR all ClusterIPs come from (nftables drops its unallocated addresses). */
+  readonly serviceCIDR: string;
   /** This node's share of podCIDR (for --detect-local-mode NodeCIDR); holds localPod. */
   readonly nodePodCIDR: string;
   readonly localPod: string;
@@ -57,6 +59,7 @@ export function familyPlan(family: IPFamily): FamilyPlan {
       nodeIP: "192.168.0.2",
       loopback: "127.0.0.1",
       podCIDR: "10.0.0.0/8",
+      serviceCIDR: "172.30.0.0/16",
       nodePodCIDR: "10.0.0.0/16",
       localPod: "10.0.9.9",
       external: "203.0.113.2",
@@ -72,6 +75,7 @@ export function familyPlan(family: IPFamily): FamilyPlan {
     nodeIP: "fd00:20::2",
     loopback: "::1",
     podCIDR: "fd00:10::/64",
+    serviceCIDR: "fd00:30::/108",
     nodePodCIDR: "fd00:10::9:0/112",
     localPod: "fd00:10::9:9",
     external: "fd00:99::2",
@@ -170,6 +174,7 @@ export function buildState(
     changed: new Set(services.keys()),
     forceFullSync: true,
     totalEndpoints: total,
+    serviceCIDRs: [plan.serviceCIDR],
   };
 }
 

@@ -96,6 +96,19 @@ Deno.test("modelDecision() passes what no service uses, and rejects unused Clust
   );
 });
 
+Deno.test("modelDecision() drops unallocated ServiceCIDR addresses in nftables mode only", () => {
+  const s = { ...state([sps(web, two)]), serviceCIDRs: ["172.30.0.0/16"] };
+  const nft = { ...base, mode: "nftables" as const };
+  assertEquals(modelDecision(s, packet("pod", "172.30.9.9", 80), nft), {
+    kind: "drop",
+    servicePort: "",
+    reason: "unallocated-cluster-ip",
+  });
+  assertEquals(modelDecision(s, packet("pod", "172.30.0.10", 81), nft).kind, "reject");
+  assertEquals(modelDecision(s, packet("pod", "172.31.0.1", 80), nft), { kind: "pass" });
+  assertEquals(modelDecision(s, packet("pod", "172.30.9.9", 80), base), { kind: "pass" });
+});
+
 Deno.test("modelDecision() sends external NodePort traffic of ETP Cluster everywhere, masqueraded", () => {
   const d = modelDecision(state([sps(web, two)]), packet("external", NODE_IP, 30080), base);
   assertEquals(d.kind === "forward" && [d.endpoints.length, d.masquerade], [2, true]);

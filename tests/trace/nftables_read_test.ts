@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { fullTransaction } from "../../lib/backends/nftables/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { type CommandRunner, denoCommandRunner, runChecked } from "../../lib/exec/mod.ts";
+import type { ProxyState } from "../../lib/proxy/mod.ts";
 import type { TracePacket } from "../../lib/trace/decision.ts";
 import {
   nftablesTracer,
@@ -41,6 +42,8 @@ function grid(): TracePacket[] {
     "172.30.0.14",
     "172.30.0.15",
     "172.30.0.16",
+    "172.30.9.9",
+    "10.96.0.1",
     "5.6.7.8",
     "1.2.3.4",
     "1.2.3.5",
@@ -62,33 +65,60 @@ function grid(): TracePacket[] {
   return out;
 }
 
-Deno.test("nftables read: a table read back from the kernel traces exactly as rendered", async () => {
+/** Loads the rendering of `state` into namespace `ns`, reads it back, and traces the grid on both. */
+async function readBackTracesAsRendered(ns: string, state: ProxyState): Promise<void> {
   await requireNetnsSupport();
   requireCommands(["nft", "ip"]);
-  await deleteNamespaces([NS]);
-  await addNamespaces([NS]);
+  const runner: CommandRunner = (input) =>
+    denoCommandRunner({
+      ...input,
+      cmd: "ip",
+      args: ["netns", "exec", ns, input.cmd, ...input.args],
+    });
+  await deleteNamespaces([ns]);
+  await addNamespaces([ns]);
   try {
     const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] };
-    const rendered = nftablesTracer.rendered(config, handState());
-    await runChecked(inNamespace, {
+    const rendered = nftablesTracer.rendered(config, state);
+    await runChecked(runner, {
       cmd: "nft",
       args: ["-f", "-"],
       stdin: fullTransaction(rendered).script,
     });
-    const read = await nftablesTracer.read(inNamespace, "IPv4");
+    const read = await nftablesTracer.read(runner, "IPv4");
     assert.equal(read.family, "ip");
     assert.deepEqual([...read.chains.keys()].sort(), [...rendered.chains.keys()].sort());
     let forwards = 0;
+    const drops = new Set<string>();
     for (const p of grid()) {
       const a = nftablesTracer.trace(rendered, p, NODE);
       const b = nftablesTracer.trace(read, p, NODE);
       assert.deepEqual(b, a, JSON.stringify(p));
       if (a.decision.kind === "forward") forwards++;
+      if (a.decision.kind === "drop") drops.add(a.decision.reason);
     }
     assert.ok(forwards > 20, `only ${forwards} forwarded packets in the grid`);
+    if (state.serviceCIDRs.length > 0) {
+      assert.ok(drops.has("unallocated-cluster-ip"), [...drops].join());
+    }
   } finally {
-    await deleteNamespaces([NS]);
+    await deleteNamespaces([ns]);
   }
+}
+
+Deno.test("nftables read: a table read back from the kernel traces exactly as rendered", async () => {
+  await readBackTracesAsRendered(NS, handState());
+});
+
+Deno.test("nftables read: the ServiceCIDR drop rule reads back (one CIDR and a set of two)", async () => {
+  await readBackTracesAsRendered("sc-nftread1", {
+    ...handState(),
+    serviceCIDRs: ["172.30.0.0/16"],
+  });
+  await readBackTracesAsRendered("sc-nftread2", {
+    ...handState(),
+    serviceCIDRs: ["10.96.0.0/12", "172.30.0.0/16"],
+  });
 });
 
 Deno.test("nftables read: generated IPv4 and IPv6 tables read back trace as rendered", async () => {

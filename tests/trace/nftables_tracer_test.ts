@@ -186,6 +186,30 @@ Deno.test("nftables trace: an unused ClusterIP port is rejected by cluster-ips-c
   assert.equal(r.path.at(-1), "cluster-ips-check");
 });
 
+Deno.test("nftables trace: an unallocated address of a ServiceCIDR is dropped by cluster-ips-check", () => {
+  const withCIDR = nftablesTracer.rendered(config, {
+    ...handState(),
+    serviceCIDRs: ["172.30.0.0/16"],
+  });
+  for (const source of ["pod", "node", "external"] as const) {
+    const from = { pod: "10.0.3.3", node: NODE_IP, external: "203.0.113.2" }[source];
+    const r = nftablesTracer.trace(withCIDR, packet(source, from, "172.30.9.9", 80), NODE);
+    assert.deepEqual(r.decision, {
+      kind: "drop",
+      servicePort: "",
+      reason: "unallocated-cluster-ip",
+    });
+    assert.equal(r.path.at(-1), "cluster-ips-check");
+  }
+  // Allocated ClusterIPs keep their verdicts; other addresses pass.
+  const unused = nftablesTracer.trace(withCIDR, packet("pod", "10.0.3.3", "172.30.0.10", 81), NODE);
+  assert.equal(unused.decision.kind === "reject" && unused.decision.reason, "unused-port");
+  const outside = nftablesTracer.trace(withCIDR, packet("pod", "10.0.3.3", "172.31.0.1", 80), NODE);
+  assert.deepEqual(outside.decision, { kind: "pass" });
+  // Without a ServiceCIDR there is no such rule.
+  assert.deepEqual(trace(packet("pod", "10.0.3.3", "172.30.9.9", 80)).decision, { kind: "pass" });
+});
+
 Deno.test("nftables trace: a pod reaching itself through its service is not counted as masqueraded", () => {
   const r = trace(packet("pod", "10.0.2.2", "172.30.0.10", 80));
   assert.equal(r.decision.kind === "forward" && r.decision.masquerade, false);

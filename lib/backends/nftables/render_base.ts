@@ -104,11 +104,19 @@ export function renderBase(b: ObjectCollector, c: NftRenderConfig): void {
   b.chain(FIREWALL_CHECK, [
     `${daddrKey} @${FIREWALL_IPS} ${daddrKey} . ${ip} saddr != @${FIREWALL_ALLOW} drop`,
   ]);
-  b.chain(CLUSTER_IPS_CHECK, [
+  const clusterIPsCheck = [
     `${ip} daddr @${CLUSTER_IPS} reject comment ${
       nftQuote("Reject traffic to invalid ports of ClusterIPs")
     }`,
-  ]);
+  ];
+  if (c.serviceCIDRs.length > 0) {
+    clusterIPsCheck.push(
+      `${ip} daddr { ${c.serviceCIDRs.join(", ")} } drop comment ${
+        nftQuote("Drop traffic to unallocated ClusterIPs")
+      }`,
+    );
+  }
+  b.chain(CLUSTER_IPS_CHECK, clusterIPsCheck);
   b.chain(MARK_FOR_MASQUERADE, [`mark set mark or ${c.mark}`]);
   b.chain(MASQUERADING, [
     `ct status dnat ${ip} saddr . ${ip} daddr . meta l4proto . th dport @${HAIRPIN_CONNECTIONS} jump ${MARK_FOR_MASQUERADE}`,

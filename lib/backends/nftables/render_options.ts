@@ -3,6 +3,8 @@
  * (family words, masquerade mark, local-traffic matches, NodePort addresses). Pure.
  */
 import {
+  type CIDR,
+  cidrContains,
   cidrString,
   isLoopbackIP,
   parseCIDR,
@@ -60,6 +62,11 @@ export interface NftRenderConfig {
   readonly nodeIPs: readonly string[];
   /** --nodeport-addresses selects loopback, which this mode does not serve (logged at start). */
   readonly loopbackRequested: boolean;
+  /**
+   * This family's ServiceCIDRs, without those inside another: new traffic to them that no
+   * ClusterIP took is dropped. Empty: no such rule. Part of the config, so a change is a full sync.
+   */
+  readonly serviceCIDRs: readonly string[];
 }
 
 /** Interface name characters (no space, quote or "*"). */
@@ -130,5 +137,18 @@ export function resolveNftRenderConfig(
     nodePortIPs,
     nodeIPs,
     loopbackRequested,
+    serviceCIDRs: outermostCIDRs(state.serviceCIDRs, family),
   };
+}
+
+/** The valid CIDRs of `family` not inside another (equal ones once), canonical, in input order. */
+function outermostCIDRs(raw: readonly string[], family: IPFamily): readonly string[] {
+  const cidrs = raw.flatMap((r) => {
+    const c = parseCIDR(r);
+    return c !== null && c.family === family ? [c] : [];
+  });
+  const covers = (o: CIDR, c: CIDR) => o.prefix <= c.prefix && cidrContains(o, c.ip);
+  return cidrs.filter((c, i) =>
+    !cidrs.some((o, j) => j !== i && covers(o, c) && (o.prefix < c.prefix || j < i))
+  ).map(cidrString);
 }

@@ -52,7 +52,9 @@ function stopDecision(b: NftBranch): TraceDecision {
     };
   }
   if (stop.chain === CLUSTER_IPS_CHECK) {
-    return { kind: stop.kind, servicePort: "", reason: "unused-port" };
+    // The reject matches @cluster-ips; the drop after it, the rest of the ServiceCIDRs.
+    const reason = stop.kind === "drop" ? "unallocated-cluster-ip" : "unused-port";
+    return { kind: stop.kind, servicePort: "", reason };
   }
   const el = b.lastVerdictElement;
   if (el !== null && (el.set === NO_ENDPOINT_SERVICES || el.set === NO_ENDPOINT_NODEPORTS)) {

@@ -22,6 +22,13 @@ export type NftExpr =
     readonly negate: boolean;
     readonly value: string;
   }
+  /** `FIELD [!=] { VALUE, ... }`: one field compared to the values of an anonymous set. */
+  | {
+    readonly kind: "compareAny";
+    readonly field: NftField;
+    readonly negate: boolean;
+    readonly values: readonly string[];
+  }
   /** `FIELDS [!=] @SET`: the concatenated fields are (not) an element of SET. */
   | {
     readonly kind: "inSet";
@@ -138,6 +145,9 @@ const FIXED: readonly Fixed[] = [
 /** A value a field is compared with: an address, CIDR, address range, protocol or number. */
 const VALUE = /^(?:[0-9a-fA-F:.]+(?:\/\d+)?|[a-z]+)(?=\s|$)/;
 
+/** An anonymous set of plain values, `{ 172.30.0.0/16, 10.96.0.0/12 }`. */
+const ANON_SET = /^\{ ([^{}@]+) \}/;
+
 /** `dnat [ip|ip6] [addr . port] to FIELDS . numgen random mod N [offset K] map @MAP`. */
 function readDnatMap(text: string): { expr: NftExpr; rest: string } | null {
   const head = /^dnat (?:ip6? )?(?:addr \. port )?to /.exec(text);
@@ -182,6 +192,15 @@ function readFieldExpr(text: string): { expr: NftExpr; rest: string } | null {
     return {
       expr: { kind: "inSet", fields: f.fields, negate, set: set[1]! },
       rest: rest.slice(set[0].length),
+    };
+  }
+  const anon = ANON_SET.exec(rest);
+  if (anon !== null && f.fields.length === 1) {
+    const values = anon[1]!.split(",").map((v) => v.trim());
+    if (!values.every((v) => VALUE.test(v))) return null;
+    return {
+      expr: { kind: "compareAny", field: f.fields[0]!, negate, values },
+      rest: rest.slice(anon[0].length),
     };
   }
   const value = VALUE.exec(rest);

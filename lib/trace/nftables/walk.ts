@@ -258,6 +258,10 @@ export class NftWalker {
         return go((this.#packet.source === "pod") !== e.negate);
       case "compare":
         return go(componentCovers(e.value, this.#fieldValue(e.field, b)) !== e.negate);
+      case "compareAny": {
+        const value = this.#fieldValue(e.field, b);
+        return go(e.values.some((v) => componentCovers(v, value)) !== e.negate);
+      }
       case "inSet": {
         const hit = lookupElement(this.#set(e.set), e.fields.map((f) => this.#fieldValue(f, b)));
         if (hit !== null && !e.negate) {

@@ -93,6 +93,8 @@ export interface StateOptions {
   readonly changed?: readonly string[];
   readonly forceFullSync?: boolean;
   readonly totalEndpoints?: number;
+  /** The family's ServiceCIDRs (default none). */
+  readonly serviceCIDRs?: readonly string[];
 }
 
 /** A ProxyState holding the given service ports. */
@@ -111,6 +113,7 @@ export function state(ports: readonly ServicePortState[], o: StateOptions = {}):
     changed: new Set(o.changed ?? services.keys()),
     forceFullSync: o.forceFullSync ?? false,
     totalEndpoints: o.totalEndpoints ?? ports.reduce((n, p) => n + p.allEndpoints.length, 0),
+    serviceCIDRs: o.serviceCIDRs ?? [],
   };
 }
 

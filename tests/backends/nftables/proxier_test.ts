@@ -214,3 +214,20 @@ Deno.test("createNftablesProxier() partial syncs touch only the changed service 
     touched.chains.size,
   );
 });
+
+Deno.test("createNftablesProxier() rewrites the base chains when the ServiceCIDRs change", async () => {
+  const { fake, proxier, table, want } = setup();
+  const s1 = state([sps(svc(), [ep("10.0.0.1")])]);
+  await proxier.sync(s1);
+  const s2 = { ...s1, changed: new Set<string>(), serviceCIDRs: ["172.30.0.0/16"] };
+  const r2 = await proxier.sync(s2);
+  assert.equal(r2.full, true);
+  assert.equal(table(), want(s2));
+  assert.match(table(), /ip daddr \{ 172\.30\.0\.0\/16 \} drop comment/);
+  const runs = fake.scripts.length;
+  assert.equal((await proxier.sync({ ...s2, changed: new Set() })).transaction.script, "");
+  assert.equal(fake.scripts.length, runs);
+  const r4 = await proxier.sync({ ...s2, serviceCIDRs: [] });
+  assert.equal(r4.full, true);
+  assert.doesNotMatch(table(), /unallocated/);
+});

@@ -254,3 +254,21 @@ Deno.test("renderNftables() reports a second service on the same address and por
     ["172.30.0.1 . 80 . 0 : 10.0.0.1 . 80"],
   );
 });
+
+Deno.test("renderNftables() drops traffic to unallocated ClusterIPs of the family's ServiceCIDRs", () => {
+  const reject =
+    'ip daddr @cluster-ips reject comment "Reject traffic to invalid ports of ClusterIPs"';
+  assert.deepEqual(rulesOf(renderNftables(state([]), CIDR).model, "cluster-ips-check"), [reject]);
+  const cidrs = ["172.30.0.0/16", "172.30.5.0/24", "fd00::/112", "10.96.0.0/12", "172.30.0.0/16"];
+  const m = renderNftables(state([], { serviceCIDRs: cidrs }), CIDR).model;
+  assert.deepEqual(rulesOf(m, "cluster-ips-check"), [
+    reject,
+    'ip daddr { 172.30.0.0/16, 10.96.0.0/12 } drop comment "Drop traffic to unallocated ClusterIPs"',
+  ]);
+  const m6 = renderNftables(state([], { family: "IPv6", serviceCIDRs: ["fd00::/112"] }), CIDR)
+    .model;
+  assert.deepEqual(
+    rulesOf(m6, "cluster-ips-check")[1],
+    'ip6 daddr { fd00::/112 } drop comment "Drop traffic to unallocated ClusterIPs"',
+  );
+});

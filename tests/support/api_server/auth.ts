@@ -20,7 +20,7 @@ export interface AuthOptions {
   readonly roles?: Readonly<Record<string, Role>>;
 }
 
-/** "node-proxier": list/watch/get services, endpointslices, nodes; create/update/patch events. */
+/** "node-proxier": list/watch/get services, endpointslices, nodes, servicecidrs; create/update/patch events. */
 export type Role = "node-proxier" | "admin" | "none";
 
 /** An authenticated caller. */
@@ -67,6 +67,7 @@ const NODE_PROXIER: Readonly<Record<string, readonly string[]>> = {
   services: ["get", "list", "watch"],
   endpointslices: ["get", "list", "watch"],
   nodes: ["get", "list", "watch"],
+  servicecidrs: ["get", "list", "watch"],
   events: ["create", "update", "patch"],
 };
 

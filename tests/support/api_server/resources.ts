@@ -38,6 +38,14 @@ export const RESOURCE_TYPES: Readonly<Record<string, ResourceType>> = {
     version: "v1",
     namespaced: false,
   },
+  ServiceCIDR: {
+    resource: "servicecidrs",
+    kind: "ServiceCIDR",
+    listKind: "ServiceCIDRList",
+    group: "networking.k8s.io",
+    version: "v1",
+    namespaced: false,
+  },
   Event: {
     resource: "events",
     kind: "Event",
