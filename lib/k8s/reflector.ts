@@ -15,25 +15,12 @@ import type { Logger } from "../log/mod.ts";
 import { errorMessage, silentLogger } from "../log/mod.ts";
 import type { EventType } from "../source/mod.ts";
 import { type Clock, sleep, systemClock } from "../sync/mod.ts";
-import {
-  ApiConnectionError,
-  ApiStatusError,
-  isNotServedError,
-  needsRelist,
-  parseRetryAfter,
-  parseStatus,
-  statusError,
-} from "./api_errors.ts";
+import { ApiStatusError, isNotServedError, needsRelist, statusError } from "./api_errors.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { diffRelist, objectKey, sameObject } from "./relist_diff.ts";
 import { stripManagedFields } from "./strip_managed_fields.ts";
-import {
-  type ListPageOptions,
-  listQuery,
-  type ResourceSpec,
-  watchQuery,
-  watchTimeoutSeconds,
-} from "./resources.ts";
+import { fetchListPage, responseFailure } from "./list_page.ts";
+import { type ResourceSpec, watchQuery, watchTimeoutSeconds } from "./resources.ts";
 import type { ApiResponse, ApiTransport } from "./transport.ts";
 import { decodeWatchLine, type KubeObject, LineSplitter } from "./watch_lines.ts";
 
@@ -150,48 +137,6 @@ export function createReflector(options: ReflectorOptions): Reflector {
     }
   }
 
-  /** Turns a non-2xx response into the matching error. */
-  async function failure(response: ApiResponse, context: string): Promise<ApiStatusError> {
-    const text = await response.text().catch(() => "");
-    const retryAfter = parseRetryAfter(response.headers["retry-after"], clock.now());
-    return statusError(context, response.status, parseStatus(text), retryAfter);
-  }
-
-  /** One list page, abandoned (ApiConnectionError) when it takes longer than listTimeoutMs. */
-  async function listPage(signal: AbortSignal, page: ListPageOptions) {
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    signal.addEventListener("abort", stop, { once: true });
-    let timedOut = false;
-    const timer = clock.setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, listTimeoutMs);
-    let response: ApiResponse | undefined;
-    try {
-      response = await transport.request({
-        method: "GET",
-        path: resource.path,
-        query: listQuery(resource, page),
-        signal: controller.signal,
-      });
-      if (response.status !== 200) throw await failure(response, `Cannot list ${label}`);
-      return JSON.parse(await response.text()) as {
-        items?: unknown;
-        metadata?: { resourceVersion?: unknown; continue?: unknown };
-      };
-    } catch (err) {
-      if (timedOut) {
-        throw new ApiConnectionError(`Cannot list ${label}: no answer within ${listTimeoutMs} ms`);
-      }
-      throw err;
-    } finally {
-      clock.clearTimeout(timer);
-      signal.removeEventListener("abort", stop);
-      await response?.close();
-    }
-  }
-
   async function list(signal: AbortSignal): Promise<void> {
     const items: KubeObject[] = [];
     const askedRV = relistResourceVersion();
@@ -202,7 +147,15 @@ export function createReflector(options: ReflectorOptions): Reflector {
     do {
       let body;
       try {
-        body = await listPage(signal, { limit, continueToken, resourceVersion: askedRV });
+        body = await fetchListPage({
+          transport,
+          resource,
+          clock,
+          timeoutMs: listTimeoutMs,
+          label,
+          signal,
+          page: { limit, continueToken, resourceVersion: askedRV },
+        });
       } catch (err) {
         // client-go: a list that hit 410 or a too-large RV is retried as a consistent read.
         if (needsRelist(err)) lastRVUnavailable = true;
@@ -281,7 +234,9 @@ export function createReflector(options: ReflectorOptions): Reflector {
         query: watchQuery(resource, lastRV, watchTimeoutSeconds(minWatchTimeout, random)),
         signal: controller.signal,
       });
-      if (response.status !== 200) throw await failure(response, `Cannot watch ${label}`);
+      if (response.status !== 200) {
+        throw await responseFailure(response, `Cannot watch ${label}`, clock);
+      }
       stats.watches++;
       if (!response.body) return { end: "ended", delivered };
       arm();
