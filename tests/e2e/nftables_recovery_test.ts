@@ -106,7 +106,12 @@ Deno.test("e2e [nftables]: a table deleted behind the proxy's back is recreated 
     async ({ topo, dir }) => {
       await topo.startEchoServers();
       await dir.write("c.json", cluster([POD_A]));
-      await startProxy(topo, [...NFT_ARGS, `--manifests=${dir.path}`]);
+      // syncPeriod paces the check that notices a missing table (upstream's default is 30 s).
+      await startProxy(topo, [
+        ...NFT_ARGS,
+        "--iptables-sync-period=2s",
+        `--manifests=${dir.path}`,
+      ]);
       assert.deepEqual(await answering(topo), ["pod-a"]);
 
       const deleted = await topo.exec("node", "nft", ["delete", "table", "ip", "kube-proxy"]);
