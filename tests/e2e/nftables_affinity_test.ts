@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { createNftablesProxier } from "../../lib/backends/nftables/mod.ts";
-import type { CommandRunner } from "../../lib/exec/mod.ts";
 import { createTopology, requireCommands, type Topology } from "../../scripts/netns/mod.ts";
 import { ep, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
 import { eventually } from "./support/proxy_process.ts";
+import { topologyRunner } from "./support/node_runner.ts";
 
 const POD_A = "10.0.1.2", POD_B = "10.0.2.2", CLIENT = "10.0.3.2";
 const TIMEOUT_S = 2;
@@ -58,13 +58,7 @@ Deno.test("e2e [nftables]: ClientIP affinity sticks, its set element expires aft
   });
   try {
     await topo.startEchoServers();
-    const runner: CommandRunner = (input) =>
-      topo.exec(
-        "node",
-        input.cmd,
-        input.args,
-        input.stdin === undefined ? {} : { stdin: input.stdin },
-      );
+    const runner = topologyRunner(topo);
     const proxier = createNftablesProxier({ family: "IPv4", runner, clusterCIDRs: ["10.0.0.0/8"] });
     await proxier.sync(state([
       sps(svc({ name: "sticky", clusterIP: "172.30.0.12", stickyMaxAgeSeconds: TIMEOUT_S }), [

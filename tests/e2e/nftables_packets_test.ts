@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { createNftablesProxier } from "../../lib/backends/nftables/mod.ts";
-import type { CommandRunner } from "../../lib/exec/mod.ts";
 import { createTopology, type ProbeAnswer, requireCommands } from "../../scripts/netns/mod.ts";
 import { ep, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
+import { topologyRunner } from "./support/node_runner.ts";
 
 const POD_A = "10.0.1.2", POD_B = "10.0.2.2", CLIENT = "10.0.3.2", REMOTE = "10.1.0.2";
 const NODE = "192.168.0.2", EXTERNAL = "203.0.113.2";
@@ -36,13 +36,7 @@ Deno.test("e2e nftables layout: real packets through shared chains", async () =>
   });
   try {
     await topo.startEchoServers();
-    const runner: CommandRunner = (input) =>
-      topo.exec(
-        "node",
-        input.cmd,
-        input.args,
-        input.stdin === undefined ? {} : { stdin: input.stdin },
-      );
+    const runner = topologyRunner(topo);
     const proxier = createNftablesProxier({ family: "IPv4", runner, clusterCIDRs: ["10.0.0.0/8"] });
     const local = { isLocal: true };
     const s = state([
