@@ -98,6 +98,9 @@ async function runWithSource(
     backends: prepared.createBackends(modeMetrics),
     minSyncPeriodMs: config.minSyncPeriodMs,
     syncPeriodMs: config.syncPeriodMs,
+    ...(prepared.fullSyncPeriodMs !== undefined
+      ? { fullSyncPeriodMs: prepared.fullSyncPeriodMs }
+      : {}),
     logger,
     metrics,
     conntrackRunner: runner,

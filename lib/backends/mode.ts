@@ -36,6 +36,11 @@ export interface PreparedMode {
   readonly families: readonly IPFamily[];
   /** Details for the mode's start log line (e.g. the iptables flavour). */
   readonly details: Readonly<Record<string, unknown>>;
+  /**
+   * How often a sync is made full without changes: upstream's runner maximum. Absent: hourly
+   * (iptables and nftables 1.28+, where syncPeriod paces only the canary check).
+   */
+  readonly fullSyncPeriodMs?: number;
   /** One backend per family; `metricsFor` gives each family's backend its mode metrics. */
   createBackends(metricsFor: (family: IPFamily) => BackendMetrics): FamilyBackend[];
 }

@@ -44,18 +44,32 @@ function safeEndpoint(ep: Endpoint, family: IPFamily): boolean {
   return ipFamily(ep.ip) === family && validPort(ep.port);
 }
 
-class Builder {
+/** One service port's part of the desired state; shares merge into IpvsDesiredState. */
+export interface PortShare {
+  /** Virtual servers by virtualServerKey, each with its wanted real servers. */
+  readonly virtualServers: ReadonlyMap<string, VirtualServerState>;
+  /** `[IPv4 set name, member]` pairs, in the order they were added (KUBE-IPVS-IPS excluded). */
+  readonly members: readonly (readonly [string, string])[];
+  /** Addresses this port needs on kube-ipvs0 (they are KUBE-IPVS-IPS's members too). */
+  readonly bound: readonly string[];
+  readonly lbNoNodeAccess: readonly LbNoNodeAccess[];
+  /** "namespace/name" when a Local policy found no local endpoint (per policy), else null. */
+  readonly noLocalInternal: string | null;
+  readonly noLocalExternal: string | null;
+}
+
+class ShareBuilder {
   readonly virtualServers = new Map<string, VirtualServerState>();
-  readonly ipsets = new Map<string, Set<string>>(IPSET_SPECS.map((s) => [s.base, new Set()]));
-  readonly bound = new Set<string>();
+  readonly members: (readonly [string, string])[] = [];
+  readonly bound: string[] = [];
   readonly lbNoNodeAccess: LbNoNodeAccess[] = [];
-  readonly noLocalInternal = new Set<string>();
-  readonly noLocalExternal = new Set<string>();
+  noLocalInternal: string | null = null;
+  noLocalExternal: string | null = null;
 
   constructor(readonly config: ResolvedIpvsConfig) {}
 
   member(set: string, entry: string): void {
-    this.ipsets.get(set)!.add(entry);
+    this.members.push([set, entry]);
   }
 
   /** Upstream's syncEndpoint selection: local endpoints, falling back to cluster ones. */
@@ -63,8 +77,8 @@ class Builder {
     if (!onlyLocal) return sps.clusterEndpoints;
     if (sps.localEndpoints.length > 0) return sps.localEndpoints;
     const ns = `${sps.info.name.namespace}/${sps.info.name.name}`;
-    if (sps.hasAnyEndpoints && sps.info.internalPolicyLocal) this.noLocalInternal.add(ns);
-    if (sps.hasAnyEndpoints && sps.info.externalPolicyLocal) this.noLocalExternal.add(ns);
+    if (sps.hasAnyEndpoints && sps.info.internalPolicyLocal) this.noLocalInternal = ns;
+    if (sps.hasAnyEndpoints && sps.info.externalPolicyLocal) this.noLocalExternal = ns;
     return sps.clusterEndpoints;
   }
 
@@ -88,14 +102,18 @@ class Builder {
   }
 
   bind(address: string): void {
-    this.bound.add(address);
+    if (!this.bound.includes(address)) this.bound.push(address);
   }
 }
 
-function addServicePort(b: Builder, sps: ServicePortState): void {
+/**
+ * What one trusted service port wants: upstream's per-service-port body of syncProxyRules.
+ * Pure; the caller has checked the port with untrustedValue().
+ */
+export function computePortShare(sps: ServicePortState, config: ResolvedIpvsConfig): PortShare {
+  const b = new ShareBuilder(config);
   const info = sps.info;
   const proto = info.protocol;
-  const config = b.config;
   for (const ep of sps.allEndpoints) {
     if (ep.isLocal && safeEndpoint(ep, config.family)) {
       b.member(IPSET.loopBack, ipPortIpEntry(ep.ip, proto, ep.port, ep.ip));
@@ -157,6 +175,7 @@ function addServicePort(b: Builder, sps: ServicePortState): void {
   if (info.healthCheckNodePort !== 0) {
     b.member(IPSET.healthCheckNodePort, String(info.healthCheckNodePort));
   }
+  return b;
 }
 
 /**
@@ -167,26 +186,48 @@ export function computeIpvsDesiredState(
   state: ProxyState,
   options: IpvsOptions = {},
 ): IpvsDesiredState {
-  const b = new Builder(resolveIpvsConfig(state, options));
+  const config = resolveIpvsConfig(state, options);
+  const shares: PortShare[] = [];
   const skipped: SkippedServicePort[] = [];
   for (const key of [...state.services.keys()].sort()) {
     const sps = state.services.get(key)!;
     const reason = untrustedValue(sps, state.family);
-    if (reason !== null) {
-      skipped.push({ key, reason });
-      continue;
-    }
-    addServicePort(b, sps);
+    if (reason === null) shares.push(computePortShare(sps, config));
+    else skipped.push({ key, reason });
   }
-  for (const ip of b.bound) b.member(IPSET.ipvsIPs, ip);
+  return mergePortShares(config, shares, skipped);
+}
+
+/** Merges shares (in service-port key order) into one desired state, as one pass would. */
+export function mergePortShares(
+  config: ResolvedIpvsConfig,
+  shares: Iterable<PortShare>,
+  skipped: readonly SkippedServicePort[] = [],
+): IpvsDesiredState {
+  const virtualServers = new Map<string, VirtualServerState>();
+  const ipsets = new Map<string, Set<string>>(IPSET_SPECS.map((s) => [s.base, new Set()]));
+  const bound = new Set<string>();
+  const lbNoNodeAccess: LbNoNodeAccess[] = [];
+  const noLocalInternal = new Set<string>();
+  const noLocalExternal = new Set<string>();
+  for (const share of shares) {
+    for (const [key, vs] of share.virtualServers) virtualServers.set(key, vs);
+    for (const [set, entry] of share.members) ipsets.get(set)!.add(entry);
+    for (const ip of share.bound) bound.add(ip);
+    lbNoNodeAccess.push(...share.lbNoNodeAccess);
+    if (share.noLocalInternal !== null) noLocalInternal.add(share.noLocalInternal);
+    if (share.noLocalExternal !== null) noLocalExternal.add(share.noLocalExternal);
+  }
+  const ipvsIPs = ipsets.get(IPSET.ipvsIPs)!;
+  for (const ip of bound) ipvsIPs.add(ip);
   return {
-    family: state.family,
-    config: b.config,
-    virtualServers: b.virtualServers,
-    ipsets: b.ipsets,
-    boundAddresses: b.bound,
-    lbNoNodeAccess: b.lbNoNodeAccess,
-    noLocalEndpoints: { internal: b.noLocalInternal.size, external: b.noLocalExternal.size },
+    family: config.family,
+    config,
+    virtualServers,
+    ipsets,
+    boundAddresses: bound,
+    lbNoNodeAccess,
+    noLocalEndpoints: { internal: noLocalInternal.size, external: noLocalExternal.size },
     skipped,
   };
 }

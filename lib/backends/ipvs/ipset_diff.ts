@@ -24,3 +24,18 @@ export function buildIpsetRestore(
   }
   return out.join("\n") + "\n";
 }
+
+/**
+ * The restore input of a partial sync: only members that appeared or vanished, on sets the
+ * last full sync created ("" when there is nothing to do).
+ */
+export function buildIpsetDeltaRestore(
+  add: readonly (readonly [string, string])[],
+  del: readonly (readonly [string, string])[],
+  family: IPFamily,
+): string {
+  const out: string[] = [];
+  for (const [set, m] of del) out.push(`del ${ipsetName(set, family)} ${m} -exist`);
+  for (const [set, m] of add) out.push(`add ${ipsetName(set, family)} ${m} -exist`);
+  return out.length === 0 ? "" : out.join("\n") + "\n";
+}

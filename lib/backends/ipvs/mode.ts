@@ -206,6 +206,8 @@ export function createIpvsMode(options: IpvsModeOptions = {}): ProxyMode {
       return {
         families,
         details: { flavour, scheduler, ipset },
+        // Upstream's IPVS runner syncs in full every --ipvs-sync-period (it has no canary).
+        fullSyncPeriodMs: config.syncPeriodMs,
         createBackends: (metricsFor) =>
           families.map((family) => {
             const metrics = metricsFor(family);

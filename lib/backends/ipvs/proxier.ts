@@ -1,10 +1,13 @@
 /**
- * The IPVS backend of one family: each sync reads the kernel once (`ip -j addr show`,
+ * The IPVS backend of one family. A full sync (the first, every --ipvs-sync-period as
+ * upstream's runner, and after any failure) reads the kernel once (`ip -j addr show`,
  * `ipset save`, `ipvsadm -Ln`, `iptables-save`), computes the desired state and applies only
  * the difference, batched: `ipset restore`, `ipvsadm -R`, `ip -batch -` (additions),
- * `iptables-restore --noflush`, `ip -batch -` (removals). Nothing is deleted on failure, and
- * since every sync diffs against the kernel, the next one is a full resync by construction.
- * A separate check (every minute by default) deletes drained real servers.
+ * `iptables-restore --noflush`, `ip -batch -` (removals). A sync driven by changed ports
+ * recomputes only their shares and diffs them against what the last full read and the writes
+ * since left (kernel_view.ts), reading nothing. Nothing is deleted on failure, and the sync
+ * after a failure is full. A separate check (every minute by default) deletes drained real
+ * servers.
  */
 import {
   type BackendMetrics,
@@ -14,6 +17,7 @@ import {
 } from "../backend.ts";
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
+import type { SkippedServicePort } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
 import {
@@ -24,21 +28,29 @@ import {
 } from "../iptables/mod.ts";
 import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./address_diff.ts";
 import { KUBE_IPVS_DEVICE } from "./cleanup.ts";
-import { computeIpvsDesiredState } from "./desired_state.ts";
+import { type IpvsDelta, IpvsDesiredIndex } from "./desired_index.ts";
 import {
+  type DrainingRealServer,
   GracefulTerminationList,
   planDrainCheck,
   RS_CHECK_DELETE_INTERVAL_MS,
 } from "./graceful_termination.ts";
-import { buildIpsetRestore } from "./ipset_diff.ts";
+import { buildIpsetDeltaRestore, buildIpsetRestore } from "./ipset_diff.ts";
 import { parseIpsetSave } from "./ipset_parser.ts";
 import { commitIpvsDiff, diffIpvs, ipvsadmRestoreInput } from "./ipvs_diff.ts";
-import type { IpvsOptions } from "./ipvs_options.ts";
+import { type IpvsOptions, resolveIpvsConfig } from "./ipvs_options.ts";
+import {
+  dropFromKernelView,
+  type KernelView,
+  updateKernelView,
+  viewSubset,
+} from "./kernel_view.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
 import { parseLinkAddresses } from "./link_addresses.ts";
 import { realServerKey, virtualServerKey } from "./virtual_server.ts";
 import {
   buildIpvsRestoreInput,
+  type IpvsIptablesRules,
   missingIpvsJumps,
   renderIpvsIptablesRules,
 } from "./render_iptables.ts";
@@ -102,28 +114,43 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     throw new CommandError(cmd, args, out.code === 0 ? 1 : out.code, out.stderr);
   };
 
-  const syncOnce = async (state: ProxyState): Promise<SyncReport> => {
-    if (state.family !== family) {
-      throw new RangeError(
-        `Invalid state family "${state.family}": this proxier handles "${family}"`,
-      );
+  /** The desired state the last sync applied; null makes the next sync full. */
+  let index: IpvsDesiredIndex | null = null;
+  /** Our virtual servers as the kernel holds them (see kernel_view.ts). */
+  let view: KernelView = new Map();
+  /** The rule lines the last iptables-restore wrote. */
+  let lastRules = "";
+
+  const skippedLog = (skipped: readonly SkippedServicePort[]) => {
+    for (const s of skipped) {
+      logger.warn("Skipping service port with an untrusted value", {
+        service: s.key,
+        reason: s.reason,
+      });
     }
+  };
+  const rulesText = (r: IpvsIptablesRules) => [...r.natRules, "", ...r.filterRules].join("\n");
+  const report = (full: boolean, r: IpvsIptablesRules): SyncReport => ({
+    full,
+    counts: { nat: r.natRules.length, filter: r.filterRules.length },
+  });
+
+  /** Reads the kernel once, computes everything, applies the difference. */
+  const fullSync = async (state: ProxyState): Promise<SyncReport> => {
+    index = null;
     // No -4/-6: iproute2 would leave out a kube-ipvs0 holding only the other family's addresses.
     let links = parseLinkAddresses(await must("ip", "ip", ["-j", "addr", "show"]), family);
     if (!links.deviceExists) {
       await must("ip", "ip", ["link", "add", KUBE_IPVS_DEVICE, "type", "dummy"]);
       links = { ...links, deviceExists: true, bound: [] };
     }
-    const desired = computeIpvsDesiredState(state, {
+    const config = resolveIpvsConfig(state, {
       ...options,
       nodeAddresses: options.nodeAddresses ?? links.node,
     });
-    for (const s of desired.skipped) {
-      logger.warn("Skipping service port with an untrusted value", {
-        service: s.key,
-        reason: s.reason,
-      });
-    }
+    const next = IpvsDesiredIndex.of(state, config);
+    const desired = next.desiredState();
+    skippedLog(desired.skipped);
 
     const sets = parseIpsetSave(await must("ipset", "ipset", ["save"]));
     await must("ipset", "ipset", ["restore"], buildIpsetRestore(desired.ipsets, sets, family));
@@ -131,7 +158,7 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     const current = parseIpvsadmList(await must("ipvsadm", "ipvsadm", ["-Ln"])).table;
     const diff = diffIpvs(desired.virtualServers, current, {
       family,
-      excludeCIDRs: desired.config.excludeCIDRs,
+      excludeCIDRs: config.excludeCIDRs,
       draining,
     });
     if (diff.lines.length > 0) {
@@ -156,32 +183,103 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     if (addresses.del.length > 0) {
       await must("ip", "ip", ["-force", "-batch", "-"], addressDelBatch(addresses.del));
     }
+    view = new Map();
+    updateKernelView(
+      view,
+      desired.virtualServers.keys(),
+      desired.virtualServers,
+      current,
+      draining,
+    );
+    lastRules = rulesText(rules);
+    index = next;
     logger.debug(2, "Synced IPVS rules", {
       family,
+      kind: "full",
       virtualServers: desired.virtualServers.size,
       ipvsChanges: diff.lines.length,
       draining: draining.size,
     });
-    return {
-      full: true,
-      counts: { nat: rules.natRules.length, filter: rules.filterRules.length },
-    };
+    return report(true, rules);
+  };
+
+  /**
+   * Applies what the changed ports changed, diffed against the kernel view: reads nothing,
+   * writes only what differs (an `iptables-restore` only when the rules changed).
+   */
+  const partialSync = async (current: IpvsDesiredIndex, delta: IpvsDelta): Promise<SyncReport> => {
+    skippedLog(delta.skipped);
+    const sets = buildIpsetDeltaRestore(delta.addMembers, delta.delMembers, family);
+    if (sets !== "") await must("ipset", "ipset", ["restore"], sets);
+
+    const have = viewSubset(view, delta.touched);
+    const diff = diffIpvs(delta.virtualServers, have, {
+      family,
+      excludeCIDRs: current.config.excludeCIDRs,
+      draining,
+    });
+    if (diff.lines.length > 0) {
+      await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(diff.lines));
+    }
+    commitIpvsDiff(diff, draining);
+    updateKernelView(view, delta.touched, delta.virtualServers, have, draining);
+
+    if (delta.bind.length > 0) {
+      await must("ip", "ip", ["-force", "-batch", "-"], addressAddBatch(delta.bind));
+    }
+    const rules = renderIpvsIptablesRules(current.ruleInputs());
+    const text = rulesText(rules);
+    if (text !== lastRules) {
+      // The jumps from the built-in chains were ensured by the last full sync.
+      await must("iptables-restore", bins.restore, RESTORE_ARGS, buildIpvsRestoreInput(rules, []));
+      lastRules = text;
+    }
+    if (delta.unbind.length > 0) {
+      await must("ip", "ip", ["-force", "-batch", "-"], addressDelBatch(delta.unbind));
+    }
+    logger.debug(2, "Synced IPVS rules", {
+      family,
+      kind: "partial",
+      changedVirtualServers: delta.touched.size,
+      ipvsChanges: diff.lines.length,
+      draining: draining.size,
+    });
+    return report(false, rules);
+  };
+
+  const syncOnce = async (state: ProxyState): Promise<SyncReport> => {
+    if (state.family !== family) {
+      throw new RangeError(
+        `Invalid state family "${state.family}": this proxier handles "${family}"`,
+      );
+    }
+    const current = index;
+    if (current === null || state.forceFullSync) return await fullSync(state);
+    index = null; // until the partial sync below has been applied
+    const delta = current.update(state, state.changed);
+    if (delta.needsFull) return await fullSync(state);
+    const out = await partialSync(current, delta);
+    index = current;
+    return out;
   };
 
   const checkOnce = async (): Promise<void> => {
     if (draining.size === 0) return;
     const current = parseIpvsadmList(await must("ipvsadm", "ipvsadm", ["-Ln"])).table;
     const plan = planDrainCheck(draining, current);
+    const keys = (e: DrainingRealServer) => [virtualServerKey(e.vs), realServerKey(e.rs)] as const;
     for (const e of plan.gone) {
       logger.debug(2, "Draining real server is already gone", {
         address: e.rs.address,
         port: e.rs.port,
       });
-      draining.delete(virtualServerKey(e.vs), realServerKey(e.rs));
+      draining.delete(...keys(e));
     }
+    dropFromKernelView(view, plan.gone.map(keys));
     if (plan.lines.length === 0) return;
     await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(plan.lines));
-    for (const e of plan.finished) draining.delete(virtualServerKey(e.vs), realServerKey(e.rs));
+    for (const e of plan.finished) draining.delete(...keys(e));
+    dropFromKernelView(view, plan.finished.map(keys));
   };
 
   let timer: TimerHandle | null = null;

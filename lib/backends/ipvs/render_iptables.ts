@@ -111,8 +111,13 @@ export interface IpvsIptablesRules {
   readonly filterRules: readonly string[];
 }
 
+/** What the rules depend on: the config, which sets are empty, the LB addresses to drop. */
+export type IpvsRuleInputs = Pick<IpvsDesiredState, "family" | "config" | "lbNoNodeAccess"> & {
+  readonly ipsets: ReadonlyMap<string, { readonly size: number }>;
+};
+
 /** Writes the rules for a desired state in upstream's order. */
-export function renderIpvsIptablesRules(desired: IpvsDesiredState): IpvsIptablesRules {
+export function renderIpvsIptablesRules(desired: IpvsRuleInputs): IpvsIptablesRules {
   const { config, family } = desired;
   const nat: string[] = [];
   const filter: string[] = [];

@@ -68,9 +68,13 @@ Deno.test("createIpvsProxier() sync creates kube-ipvs0, binds service addresses,
   ]);
   assert.ok(n.ipt.table("nft", "IPv4", "filter").has("KUBE-IPVS-FILTER"));
 
-  // Nothing changed: no ipvsadm -R and no address batch the second time.
+  // Nothing changed: a partial sync runs no command at all; a full one reads, writes nothing.
+  const all = () => [...n.ipvs.calls, ...n.ip.calls, ...n.ipset.calls, ...n.ipt.calls];
+  const before = all().length;
+  assert.equal((await p.sync(web())).full, false);
+  assert.equal(all().length, before);
   const [ipvsBefore, ipBefore] = [n.ipvs.calls.length, n.ip.calls.length];
-  await p.sync(web());
+  assert.equal((await p.sync({ ...web(), forceFullSync: true })).full, true);
   const later = [...n.ipvs.calls.slice(ipvsBefore), ...n.ip.calls.slice(ipBefore)];
   assert.deepEqual(later.map((c) => c.args.join(" ")), ["-Ln", "-j addr show"]);
 });
