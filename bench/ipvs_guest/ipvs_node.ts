@@ -65,9 +65,11 @@ export async function countVirtualServers(): Promise<number> {
 export interface RawWrites {
   /** `ip -force -batch -` input: kube-ipvs0 (if created) and every address change. */
   readonly ipBatch: string;
+  /** `ipset restore` input, "" when the sync changed no set. */
   readonly ipsetRestore: string;
   /** `ipvsadm -R` input, "" when the sync changed no virtual or real server. */
   readonly ipvsadmRestore: string;
+  /** `iptables-restore` input, "" when the sync left the rules alone. */
   readonly iptablesRestore: string;
   /** The arguments the proxier gave iptables-restore. */
   readonly iptablesArgs: readonly string[];
@@ -75,7 +77,8 @@ export interface RawWrites {
 
 /**
  * Picks the writes out of the commands one proxier sync ran (reads are dropped): `ip link
- * add` and the address batches become one `ip -batch`, the rest is kept as sent.
+ * add` and the address batches become one `ip -batch`, the rest is kept as sent. A partial
+ * sync may write no sets and no rules; a full one from empty (`createDevice`) writes both.
  */
 export function ipvsWrites(
   commands: readonly CommandInput[],
@@ -93,8 +96,8 @@ export function ipvsWrites(
       iptablesArgs = c.args;
     }
   }
-  if (iptablesRestore === "" || ipsetRestore === "") {
-    throw new Error("The recorded sync wrote no ipset or iptables restore input");
+  if (opts.createDevice && (iptablesRestore === "" || ipsetRestore === "")) {
+    throw new Error("The recorded full sync wrote no ipset or iptables restore input");
   }
   return { ipBatch, ipsetRestore, ipvsadmRestore, iptablesRestore, iptablesArgs };
 }
@@ -104,12 +107,20 @@ export function ipvsWrites(
  * the proxier writes (sets, virtual servers, addresses, rules), so both meet the same kernel.
  */
 export async function rawApply(w: RawWrites): Promise<void> {
-  await must({ cmd: "ipset", args: ["restore"], stdin: w.ipsetRestore });
+  if (w.ipsetRestore !== "") {
+    await must({ cmd: "ipset", args: ["restore"], stdin: w.ipsetRestore });
+  }
   if (w.ipvsadmRestore !== "") {
     await must({ cmd: "ipvsadm", args: ["-R"], stdin: w.ipvsadmRestore });
   }
   if (w.ipBatch !== "") {
     await must({ cmd: "ip", args: ["-force", "-batch", "-"], stdin: w.ipBatch });
   }
-  await must({ cmd: BENCH_IPTABLES_RESTORE, args: [...w.iptablesArgs], stdin: w.iptablesRestore });
+  if (w.iptablesRestore !== "") {
+    await must({
+      cmd: BENCH_IPTABLES_RESTORE,
+      args: [...w.iptablesArgs],
+      stdin: w.iptablesRestore,
+    });
+  }
 }
