@@ -162,7 +162,7 @@ Deno.test("diffIpvs() never deletes virtual servers in --ipvs-exclude-cidrs or o
   assert.ok(!lines.includes("-A -t 10.97.0.1:80 -s rr"));
 });
 
-Deno.test("graceful termination: a removed TCP real server drains at weight 0, UDP ones go at once, a returning one is restored", async () => {
+Deno.test("graceful termination: a removed TCP real server drains at weight 0, UDP and SCTP ones go at once, a returning one is restored", async () => {
   const n = node();
   const two = state([
     port(svc(), [ep("10.0.1.1"), ep("10.0.2.1")]),
@@ -170,17 +170,24 @@ Deno.test("graceful termination: a removed TCP real server drains at weight 0, U
       ep("10.0.1.1"),
       ep("10.0.2.1"),
     ]),
+    port(svc({ name: "s", clusterIP: "172.30.0.43", protocol: "SCTP" }), [
+      ep("10.0.1.1"),
+      ep("10.0.2.1"),
+    ]),
   ]);
   const one = state([
     port(svc(), [ep("10.0.1.1")]),
     port(svc({ name: "u", clusterIP: "172.30.0.42", protocol: "UDP" }), [ep("10.0.1.1")]),
+    port(svc({ name: "s", clusterIP: "172.30.0.43", protocol: "SCTP" }), [ep("10.0.1.1")]),
   ]);
   await sync(n, two);
   n.ipvs.setConnections("TCP 172.30.0.41:80", "10.0.2.1:80", 1, 2);
   n.ipvs.setConnections("UDP 172.30.0.42:80", "10.0.2.1:80", 0, 5);
+  n.ipvs.setConnections("SCTP 172.30.0.43:80", "10.0.2.1:80", 3, 0);
 
   const removal = await sync(n, one);
   assert.deepEqual(removal.lines, [
+    "-d --sctp-service 172.30.0.43:80 -r 10.0.2.1:80",
     "-e -t 172.30.0.41:80 -r 10.0.2.1:80 -m -w 0",
     "-d -u 172.30.0.42:80 -r 10.0.2.1:80",
   ]);
@@ -200,7 +207,7 @@ Deno.test("graceful termination: a removed TCP real server drains at weight 0, U
 
   // Had it come back while draining, upstream deletes and re-adds it with weight 1.
   const back = await sync(n, two);
-  assert.deepEqual(back.lines.slice(0, 2), [
+  assert.deepEqual(back.lines.slice(1, 3), [
     "-d -t 172.30.0.41:80 -r 10.0.2.1:80",
     "-a -t 172.30.0.41:80 -r 10.0.2.1:80 -m -w 1",
   ]);
