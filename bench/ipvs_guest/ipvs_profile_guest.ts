@@ -5,7 +5,8 @@
  *
  *   deno run -A scripts/ipvs_vm/main.ts -- deno run -A --no-check bench/ipvs_guest/ipvs_profile_guest.ts
  *
- * IPVS_BENCH_SCALE as in ipvs_sync_guest.ts (default 1: 10,000 services × 10 endpoints).
+ * IPVS_BENCH_SCALE as in ipvs_sync_guest.ts (default 1: 10,000 services × 10 endpoints);
+ * IPVS_PROFILE_MOVES one-endpoint syncs (default 2).
  */
 import { createIpvsProxier } from "../../lib/backends/ipvs/mod.ts";
 import { type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
@@ -42,7 +43,10 @@ const proxier = createIpvsProxier({
 });
 let state = scaleState(N, 10);
 const runs: [string, typeof state][] = [["full sync from empty", state]];
-for (const ip of ["10.255.255.2", "10.255.255.1"]) {
+// IPVS_PROFILE_MOVES (default 2) one-endpoint syncs, back and forth.
+const MOVES = Number(Deno.env.get("IPVS_PROFILE_MOVES") ?? "2");
+for (let i = 0; i < MOVES; i++) {
+  const ip = i % 2 === 0 ? "10.255.255.2" : "10.255.255.1";
   state = firstEndpointMoved(state, 10, ip);
   runs.push([`one endpoint -> ${ip}`, state]);
 }
