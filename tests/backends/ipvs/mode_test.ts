@@ -89,6 +89,14 @@ Deno.test("ipvsMode.prepare() sets upstream's sysctls, probes the scheduler, and
   assert.equal(n.ipvs.services.size, 0);
   assert.ok(logger.lines.some((l) => l.includes("IPVS scheduler not specified, use rr")));
   assert.ok(!n.ipvs.calls.some((c) => c.args[0] === "--set"), "no timeouts, no --set");
+  // Upstream's IPVS runner: a full sync (with its reads) every syncPeriod, not hourly.
+  assert.equal(prepared.fullSyncPeriodMs, 30_000);
+  const slow = await ipvsMode.prepare({
+    config: config((c) => c.syncPeriodMs = 45_000),
+    runner: fakeNode().run,
+    logger,
+  });
+  assert.equal(slow.fullSyncPeriodMs, 45_000);
 });
 
 Deno.test("ipvsMode.prepare() sets strict ARP, conn_reuse_mode on kernels before 5.9, and the timeouts", async () => {
