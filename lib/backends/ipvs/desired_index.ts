@@ -77,6 +77,9 @@ export class IpvsDesiredIndex {
   readonly #setSizes = new Map<string, number>(IPSET_SPECS.map((s) => [s.base, 0]));
   readonly #bound = new RefCounts<string>();
   readonly #vsClaims = new RefCounts<string>();
+  /** The port whose share holds each virtual server (one per server unless claims > 1). */
+  readonly #vsOwner = new Map<string, string>();
+  #ownerLost = false;
   readonly #lbNoNodeAccess = new Map<string, readonly LbNoNodeAccess[]>();
 
   constructor(readonly config: ResolvedIpvsConfig) {}
@@ -100,7 +103,7 @@ export class IpvsDesiredIndex {
   update(state: ProxyState, keys: Iterable<string>): IpvsDelta {
     const touched = new Set<string>();
     const skipped: SkippedServicePort[] = [];
-    let needsFull = false;
+    this.#ownerLost = false;
     const redo = (key: string) => {
       const old = this.#shares.get(key);
       if (old !== undefined) this.#count(key, old, -1, touched);
@@ -128,6 +131,7 @@ export class IpvsDesiredIndex {
         if (!this.#shares.has(key) && !this.#skipped.has(key)) redo(key);
       }
     }
+    let needsFull = this.#ownerLost;
     for (const key of touched) if ((this.#vsClaims.counts.get(key) ?? 0) > 1) needsFull = true;
     this.#vsClaims.flush();
 
@@ -143,7 +147,7 @@ export class IpvsDesiredIndex {
 
     const virtualServers = new Map<string, VirtualServerState>();
     for (const key of touched) {
-      const want = this.#wanted(key, keys, state);
+      const want = this.#wanted(key);
       if (want !== undefined) virtualServers.set(key, want);
     }
     return {
@@ -158,25 +162,24 @@ export class IpvsDesiredIndex {
     };
   }
 
-  /** The wanted state of a touched virtual server: from the one share that claims it. */
-  #wanted(vsKey: string, keys: Iterable<string>, state: ProxyState) {
+  /** The wanted state of a touched virtual server: from the share that last claimed it. */
+  #wanted(vsKey: string): VirtualServerState | undefined {
     if (!this.#vsClaims.counts.has(vsKey)) return undefined;
-    for (const key of keys) {
-      const vs = this.#shares.get(key)?.virtualServers.get(vsKey);
-      if (vs !== undefined) return vs;
-    }
-    // Claimed by a port outside `keys` (only after the slow path): look everywhere.
-    for (const key of state.services.keys()) {
-      const vs = this.#shares.get(key)?.virtualServers.get(vsKey);
-      if (vs !== undefined) return vs;
-    }
-    return undefined;
+    const owner = this.#vsOwner.get(vsKey);
+    return owner === undefined ? undefined : this.#shares.get(owner)?.virtualServers.get(vsKey);
   }
 
   #count(key: string, share: PortShare, n: 1 | -1, touched: Set<string>): void {
     for (const vsKey of share.virtualServers.keys()) {
       this.#vsClaims.add(vsKey, n);
       touched.add(vsKey);
+      if (n === 1) {
+        this.#vsOwner.set(vsKey, key);
+      } else if (this.#vsOwner.get(vsKey) === key) {
+        this.#vsOwner.delete(vsKey);
+        // Another port still claims it: only a full sync knows which one wins.
+        if (this.#vsClaims.counts.has(vsKey)) this.#ownerLost = true;
+      }
     }
     for (const [set, entry] of share.members) this.#members.add(set + SEP + entry, n);
     for (const ip of share.bound) this.#bound.add(ip, n);

@@ -172,3 +172,22 @@ Deno.test("createIpvsProxier() keeps a ClusterIP bound while another port of the
   assert.deepEqual(n.ip.addresses("kube-ipvs0"), []);
   assert.deepEqual(n.ipset.members("KUBE-IPVS-IPS"), []);
 });
+
+Deno.test("createIpvsProxier() keeps a virtual server two ports claim when one of them goes", async () => {
+  const n = fakeNode();
+  const p = proxier(n);
+  const a = port(svc({ externalIPs: ["198.51.100.7"] }), [ep("10.0.1.1")]);
+  const b = port(svc({ name: "b", clusterIP: "172.30.0.42", externalIPs: ["198.51.100.7"] }), [
+    ep("10.0.2.1"),
+  ]);
+  await p.sync(state([a]));
+  await p.sync(state([a, b]));
+  // The tracker names only the port that went; the full sync made b the owner.
+  const last = state([a], { changed: [key("ns1", "b")] });
+  await p.sync(last);
+  const fresh = fakeNode();
+  await proxier(fresh).sync(last);
+  await p.checkDraining();
+  assert.deepEqual(await held(n), await held(fresh));
+  assert.ok(n.ipvs.services.get("TCP 198.51.100.7:80")?.reals.has("10.0.1.1:80"));
+});
