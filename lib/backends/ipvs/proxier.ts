@@ -302,7 +302,7 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
 
   return {
     sync: (state) => exclusive(() => syncOnce(state)),
-    // IPVS mode has no canary: every sync rewrites its chains and diffs against the kernel.
+    // IPVS mode has no canary: as upstream, a full sync (with its reads) runs every syncPeriod.
     rulesFlushed: () => Promise.resolve(false),
     checkDraining: () => exclusive(checkOnce),
     start,
