@@ -11,7 +11,7 @@ import type { IpvsTable, RealServer, VirtualServerState } from "./virtual_server
 export type KernelView = Map<string, VirtualServerState>;
 
 /**
- * Updates `view` for the virtual servers `keys` once `diff` (from `current` to `desired`) was
+ * Updates `view` for the virtual servers `keys` once the diff from `current` to `desired` was
  * applied and committed to `draining`: a wanted one holds its wanted real servers plus those
  * still draining; an unwanted one leaves the view (deleted, or not ours to touch).
  */

@@ -17,6 +17,7 @@ import {
 } from "../backend.ts";
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
+import type { CIDR } from "../../net/mod.ts";
 import type { SkippedServicePort } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
@@ -47,7 +48,7 @@ import {
 } from "./kernel_view.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
 import { parseLinkAddresses } from "./link_addresses.ts";
-import { realServerKey, virtualServerKey } from "./virtual_server.ts";
+import { type IpvsTable, realServerKey, virtualServerKey } from "./virtual_server.ts";
 import {
   buildIpvsRestoreInput,
   type IpvsIptablesRules,
@@ -129,6 +130,28 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
       });
     }
   };
+  /** Runs one `ip -batch -` input; nothing when it is empty. */
+  const ipBatch = async (batch: string) => {
+    if (batch !== "") await must("ip", "ip", ["-force", "-batch", "-"], batch);
+  };
+  /**
+   * Turns `have` into `want` for the virtual servers `keys` with one `ipvsadm -R`, then records
+   * the outcome in the drain list and the kernel view; returns how many lines it wrote.
+   */
+  const applyIpvs = async (
+    want: IpvsTable,
+    have: IpvsTable,
+    keys: Iterable<string>,
+    excludeCIDRs: readonly CIDR[],
+  ): Promise<number> => {
+    const diff = diffIpvs(want, have, { family, excludeCIDRs, draining });
+    if (diff.lines.length > 0) {
+      await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(diff.lines));
+    }
+    commitIpvsDiff(diff, draining);
+    updateKernelView(view, keys, want, have, draining);
+    return diff.lines.length;
+  };
   const rulesText = (r: IpvsIptablesRules) => [...r.natRules, "", ...r.filterRules].join("\n");
   const report = (full: boolean, r: IpvsIptablesRules): SyncReport => ({
     full,
@@ -156,20 +179,12 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     await must("ipset", "ipset", ["restore"], buildIpsetRestore(desired.ipsets, sets, family));
 
     const current = parseIpvsadmList(await must("ipvsadm", "ipvsadm", ["-Ln"])).table;
-    const diff = diffIpvs(desired.virtualServers, current, {
-      family,
-      excludeCIDRs: config.excludeCIDRs,
-      draining,
-    });
-    if (diff.lines.length > 0) {
-      await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(diff.lines));
-    }
-    commitIpvsDiff(diff, draining);
+    view = new Map();
+    const wanted = desired.virtualServers;
+    const ipvsChanges = await applyIpvs(wanted, current, wanted.keys(), config.excludeCIDRs);
 
     const addresses = diffBoundAddresses(desired.boundAddresses, links.bound, family);
-    if (addresses.add.length > 0) {
-      await must("ip", "ip", ["-force", "-batch", "-"], addressAddBatch(addresses.add));
-    }
+    await ipBatch(addressAddBatch(addresses.add));
 
     const saved = parseIptablesSave(await must("iptables-save", bins.save, []));
     const rules = renderIpvsIptablesRules(desired);
@@ -180,24 +195,14 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
       buildIpvsRestoreInput(rules, missingIpvsJumps(saved)),
     );
 
-    if (addresses.del.length > 0) {
-      await must("ip", "ip", ["-force", "-batch", "-"], addressDelBatch(addresses.del));
-    }
-    view = new Map();
-    updateKernelView(
-      view,
-      desired.virtualServers.keys(),
-      desired.virtualServers,
-      current,
-      draining,
-    );
+    await ipBatch(addressDelBatch(addresses.del));
     lastRules = rulesText(rules);
     index = next;
     logger.debug(2, "Synced IPVS rules", {
       family,
       kind: "full",
-      virtualServers: desired.virtualServers.size,
-      ipvsChanges: diff.lines.length,
+      virtualServers: wanted.size,
+      ipvsChanges,
       draining: draining.size,
     });
     return report(true, rules);
@@ -213,20 +218,13 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     if (sets !== "") await must("ipset", "ipset", ["restore"], sets);
 
     const have = viewSubset(view, delta.touched);
-    const diff = diffIpvs(delta.virtualServers, have, {
-      family,
-      excludeCIDRs: current.config.excludeCIDRs,
-      draining,
-    });
-    if (diff.lines.length > 0) {
-      await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(diff.lines));
-    }
-    commitIpvsDiff(diff, draining);
-    updateKernelView(view, delta.touched, delta.virtualServers, have, draining);
-
-    if (delta.bind.length > 0) {
-      await must("ip", "ip", ["-force", "-batch", "-"], addressAddBatch(delta.bind));
-    }
+    const ipvsChanges = await applyIpvs(
+      delta.virtualServers,
+      have,
+      delta.touched,
+      current.config.excludeCIDRs,
+    );
+    await ipBatch(addressAddBatch(delta.bind));
     const rules = renderIpvsIptablesRules(current.ruleInputs());
     const text = rulesText(rules);
     if (text !== lastRules) {
@@ -234,14 +232,12 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
       await must("iptables-restore", bins.restore, RESTORE_ARGS, buildIpvsRestoreInput(rules, []));
       lastRules = text;
     }
-    if (delta.unbind.length > 0) {
-      await must("ip", "ip", ["-force", "-batch", "-"], addressDelBatch(delta.unbind));
-    }
+    await ipBatch(addressDelBatch(delta.unbind));
     logger.debug(2, "Synced IPVS rules", {
       family,
       kind: "partial",
       changedVirtualServers: delta.touched.size,
-      ipvsChanges: diff.lines.length,
+      ipvsChanges,
       draining: draining.size,
     });
     return report(false, rules);
