@@ -27,6 +27,7 @@ import {
 import { endpointSlice, node1, service, type TestPort } from "./support/cluster_objects.ts";
 import { httpGet } from "./support/env_proxy.ts";
 import { eventually, requireRealKernel, startProxy } from "./support/proxy_process.ts";
+import { clusterIPsCheck } from "./support/nft_node.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 const POD_A = "10.0.1.2", POD_B = "10.0.2.2", CLIENT = "10.0.3.2";
@@ -253,19 +254,6 @@ const SERVICE_CIDR = {
   metadata: { name: "kubernetes" },
   spec: { cidrs: ["172.30.0.0/16"] },
 };
-
-/** The rules of the nftables chain cluster-ips-check in the node. */
-async function clusterIPsCheck(topo: Topology): Promise<string> {
-  const r = await topo.exec("node", "nft", [
-    "list",
-    "chain",
-    "ip",
-    "kube-proxy",
-    "cluster-ips-check",
-  ]);
-  assert.equal(r.code, 0, r.stderr);
-  return r.stdout;
-}
 
 Deno.test("e2e: API watch [nftables] - a ServiceCIDR drops unallocated ClusterIPs until it is deleted", async () => {
   const scenario = {

@@ -13,6 +13,7 @@ import type { Topology } from "../../scripts/netns/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./support/cluster_objects.ts";
 import { eventually } from "./support/proxy_process.ts";
 import { withProxy } from "./support/with_proxy.ts";
+import { clusterIPsCheck } from "./support/nft_node.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 const POD_A = "10.0.1.2", CLIENT = "10.0.3.2";
@@ -51,18 +52,6 @@ async function routeUnallocatedToExternal(topo: Topology): Promise<void> {
     const r = await topo.exec(ns, "ip", [...args]);
     assert.equal(r.code, 0, r.stderr);
   }
-}
-
-async function clusterIPsCheck(topo: Topology): Promise<string> {
-  const r = await topo.exec("node", "nft", [
-    "list",
-    "chain",
-    "ip",
-    "kube-proxy",
-    "cluster-ips-check",
-  ]);
-  assert.equal(r.code, 0, r.stderr);
-  return r.stdout;
 }
 
 Deno.test("e2e [nftables]: traffic to unallocated ClusterIPs of a ServiceCIDR is dropped, unused ports rejected", async () => {
