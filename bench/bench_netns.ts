@@ -58,16 +58,33 @@ export function netnsRunner(ns: string, runner: CommandRunner = denoCommandRunne
     runner({ ...input, cmd: "ip", args: ["netns", "exec", ns, input.cmd, ...input.args] });
 }
 
-/** A runner that keeps the stdin of the last `*-restore` it ran, to replay it raw. */
+/**
+ * A runner that keeps the stdin of the last `*-restore` it ran, to replay it raw. A streamed
+ * input is still streamed to the command, its pieces kept as they pass.
+ */
 export function payloadRecorder(runner: CommandRunner): {
   readonly run: CommandRunner;
   lastRestore(): string;
 } {
   let last: string | undefined;
   return {
-    run: (input) => {
-      if (input.cmd.endsWith("-restore")) last = stdinText(input);
-      return runner(input);
+    run: async (input) => {
+      if (!input.cmd.endsWith("-restore")) return await runner(input);
+      const stream = input.stdinStream;
+      if (stream === undefined) {
+        last = await stdinText(input);
+        return await runner(input);
+      }
+      const pieces: string[] = [];
+      async function* tee(): AsyncGenerator<string> {
+        for await (const piece of stream!) {
+          pieces.push(piece);
+          yield piece;
+        }
+      }
+      const out = await runner({ ...input, stdinStream: tee() });
+      last = pieces.join("");
+      return out;
     },
     lastRestore: () => {
       if (last === undefined) throw new Error("No iptables restore has run yet");
@@ -92,6 +109,18 @@ export async function rawLegacyRestore(ns: string, payload: string): Promise<voi
     throw new Error(
       `Raw restore in "${ns}" exited ${out.code}: ${decoder.decode(out.stderr).trim()}`,
     );
+  }
+}
+
+/** Empties the nat, filter and mangle tables inside `ns` (rules and chains), as on a new node. */
+export async function emptyLegacyTables(ns: string): Promise<void> {
+  for (const table of ["nat", "filter", "mangle"]) {
+    for (const op of ["-F", "-X"]) {
+      const out = await netnsRunner(ns)({ cmd: "iptables-legacy", args: ["-t", table, op] });
+      if (out.code !== 0) {
+        throw new Error(`iptables-legacy -t ${table} ${op} in "${ns}" exited ${out.code}`);
+      }
+    }
   }
 }
 

@@ -6,6 +6,8 @@
  * - full, N services: render only (pure), and a full sync through the real proxier (saves,
  *   parse, render, restore) in a throwaway network namespace, vs the raw restore of the payload
  *   that sync sends;
+ * - first, N services: a new proxier's first sync on a node with empty tables (start-up on a
+ *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
  *   the raw restore of that partial payload.
  *
@@ -20,6 +22,7 @@ import type { ProxyBackend } from "../lib/backends/mod.ts";
 import type { ProxyState } from "../lib/proxy/mod.ts";
 import {
   createBenchNamespace,
+  emptyLegacyTables,
   natRuleCount,
   netnsRunner,
   payloadRecorder,
@@ -128,6 +131,50 @@ function benchFull(n: number, iterations: number): void {
   });
 }
 
+/** A namespace and the payload of a first sync of N services on empty tables. */
+function firstSyncLab(n: number, state: ProxyState): () => Promise<SyncLab> {
+  return once(async () => {
+    const ns = await createBenchNamespace(`first${n}`);
+    const { proxier, recorder } = proxierIn(ns);
+    await proxier.sync(state);
+    await expectServices(ns, n);
+    return { ns, proxier, payloads: [recorder.lastRestore()] };
+  });
+}
+
+function benchFirst(n: number, iterations: number): void {
+  const label = n.toLocaleString("en-US");
+  const group = `first sync on empty tables, ${label} services`;
+  const state = fullSyncState(n);
+  const lab = firstSyncLab(n, state);
+  const common = { group, n: iterations, warmup: 1 };
+
+  Deno.bench({
+    ...common,
+    name: `iptables-legacy-restore, raw, empty tables (${label} services)`,
+    baseline: true,
+    async fn(b) {
+      const { ns, payloads } = await lab();
+      await emptyLegacyTables(ns);
+      b.start();
+      await rawLegacyRestore(ns, payloads[0]!);
+      b.end();
+    },
+  });
+  Deno.bench({
+    ...common,
+    name: `new proxier's first sync, empty tables (${label} services)`,
+    async fn(b) {
+      const { ns } = await lab();
+      await emptyLegacyTables(ns);
+      const { proxier } = proxierIn(ns);
+      b.start();
+      await proxier.sync(state);
+      b.end();
+    },
+  });
+}
+
 function benchPartial(n: number, iterations: number): void {
   const label = n.toLocaleString("en-US");
   const group = `partial sync, 1 of ${label} services`;
@@ -166,6 +213,8 @@ function benchPartial(n: number, iterations: number): void {
   });
 }
 
+benchFirst(1_000, 10);
 benchFull(1_000, 10);
+benchFirst(10_000, 5);
 benchFull(10_000, 5);
 benchPartial(10_000, 10);

@@ -15,14 +15,42 @@ export interface CommandInput {
    * more than once (recorders and fakes re-read it).
    */
   readonly stdinChunks?: Iterable<string>;
+  /**
+   * Used instead of the others for input made while the command runs: each piece is written
+   * as it comes, so the command works on the first pieces while later ones are still being
+   * made (a full iptables sync writes its rules while its reads of the tables finish). The
+   * producer must not stall longer than the command tolerates (see stdinChunks on `-w N`). When
+   * it throws, stdin is closed mid-input, the command's output is awaited and the producer's
+   * error is thrown. Iterable once: read it with stdinText, which consumes it.
+   */
+  readonly stdinStream?: AsyncIterable<string>;
 }
 
-/** The whole stdin of an input (`stdin`, or `stdinChunks` joined); undefined when it has none. */
-export function stdinText(input: CommandInput): string | undefined {
+/**
+ * The whole stdin of an input (`stdin`, `stdinChunks` joined, or `stdinStream` consumed);
+ * undefined when it has none.
+ */
+export async function stdinText(input: CommandInput): Promise<string | undefined> {
+  if (input.stdinStream !== undefined) {
+    let text = "";
+    for await (const chunk of input.stdinStream) text += chunk;
+    return text;
+  }
   if (input.stdinChunks === undefined) return input.stdin;
   let text = "";
   for (const chunk of input.stdinChunks) text += chunk;
   return text;
+}
+
+/**
+ * The input with its stdin read into one string (consuming a stream), for fakes and recorders
+ * that keep what a command was given.
+ */
+export async function withStdinText(input: CommandInput): Promise<CommandInput> {
+  const stdin = await stdinText(input);
+  return stdin === undefined
+    ? { cmd: input.cmd, args: input.args }
+    : { cmd: input.cmd, args: input.args, stdin };
 }
 
 /** The exit code a missing binary yields (as a shell reports it) instead of a thrown error. */
@@ -56,10 +84,12 @@ const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** The real runner over Deno.Command. */
-export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin, stdinChunks }) => {
-  const pieces = stdinChunks === undefined
-    ? (stdin === undefined ? undefined : [encoder.encode(stdin)])
-    : Array.from(stdinChunks, (chunk) => encoder.encode(chunk));
+export const denoCommandRunner: CommandRunner = async (input) => {
+  const { cmd, args, stdin, stdinChunks, stdinStream } = input;
+  const pieces = stdinStream ??
+    (stdinChunks === undefined
+      ? (stdin === undefined ? undefined : [encoder.encode(stdin)])
+      : Array.from(stdinChunks, (chunk) => encoder.encode(chunk)));
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {
@@ -74,18 +104,35 @@ export const denoCommandRunner: CommandRunner = async ({ cmd, args, stdin, stdin
     }
     throw err;
   }
-  if (pieces !== undefined) {
-    const writer = child.stdin.getWriter();
-    try {
-      for (const piece of pieces) await writer.write(piece);
-      await writer.close();
-    } catch {
-      // The command exited before reading all input; its exit code tells the story.
-    }
-  }
+  const producerFailed = pieces === undefined ? undefined : await feed(child, pieces);
   const out = await child.output();
+  if (producerFailed !== undefined) throw producerFailed.err;
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
 };
+
+/**
+ * Writes every piece to the child's stdin and closes it. A command that exits before reading
+ * all input is not an error here (its exit code tells the story); a failing producer is
+ * returned, after stdin is closed so the command sees its input end early.
+ */
+async function feed(
+  child: Deno.ChildProcess,
+  pieces: Iterable<Uint8Array> | AsyncIterable<string>,
+): Promise<{ err: unknown } | undefined> {
+  const writer = child.stdin.getWriter();
+  try {
+    for await (const piece of pieces) {
+      const bytes = typeof piece === "string" ? encoder.encode(piece) : piece;
+      const written = await writer.write(bytes).then(() => true, () => false);
+      if (!written) break;
+    }
+  } catch (err) {
+    await writer.close().catch(() => {});
+    return { err };
+  }
+  await writer.close().catch(() => {});
+  return undefined;
+}
 
 /** Runs a command and throws CommandError when it exits non-zero. */
 export async function runChecked(runner: CommandRunner, input: CommandInput): Promise<string> {

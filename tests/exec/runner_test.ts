@@ -16,16 +16,72 @@ Deno.test("denoCommandRunner writes stdinChunks in order, larger than any pipe b
   assert.equal(out.code, 0, out.stderr);
   const expected = await crypto.subtle.digest(
     "SHA-256",
-    new TextEncoder().encode(stdinText({ cmd: "", args: [], stdinChunks: chunks })),
+    new TextEncoder().encode((await stdinText({ cmd: "", args: [], stdinChunks: chunks }))!),
   );
   const hex = [...new Uint8Array(expected)].map((b) => b.toString(16).padStart(2, "0")).join("");
   assert.equal(out.stdout.split(" ")[0], hex);
 });
 
-Deno.test("stdinText() joins stdinChunks, else returns stdin", () => {
-  assert.equal(stdinText({ cmd: "x", args: [], stdinChunks: ["a\n", "b\n"] }), "a\nb\n");
-  assert.equal(stdinText({ cmd: "x", args: [], stdin: "plain" }), "plain");
-  assert.equal(stdinText({ cmd: "x", args: [] }), undefined);
+Deno.test("stdinText() joins stdinChunks or a stdinStream, else returns stdin", async () => {
+  assert.equal(await stdinText({ cmd: "x", args: [], stdinChunks: ["a\n", "b\n"] }), "a\nb\n");
+  assert.equal(
+    await stdinText({ cmd: "x", args: [], stdinStream: stream(["c\n", "d\n"]) }),
+    "c\nd\n",
+  );
+  assert.equal(await stdinText({ cmd: "x", args: [], stdin: "plain" }), "plain");
+  assert.equal(await stdinText({ cmd: "x", args: [] }), undefined);
+});
+
+/** The items as an async stream, one per turn of the event loop. */
+async function* stream(items: readonly string[]): AsyncGenerator<string> {
+  for (const item of items) {
+    await Promise.resolve();
+    yield item;
+  }
+}
+
+Deno.test("denoCommandRunner writes a stdinStream as it is made: the command sees early pieces before later ones exist", async () => {
+  // The command echoes each line as it reads it; the producer waits for the echo of the first
+  // line before making the second, which only works if the first was written on its own.
+  const file = await Deno.makeTempFile();
+  try {
+    async function* producer(): AsyncGenerator<string> {
+      yield "first\n";
+      const deadline = Date.now() + 5_000;
+      while (!(await Deno.readTextFile(file)).includes("first")) {
+        if (Date.now() > deadline) throw new Error("The first piece never reached the command");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      yield "second\n";
+    }
+    const out = await denoCommandRunner({
+      cmd: "sh",
+      args: ["-c", `while read l; do echo "$l" >> ${file}; done; cat ${file}`],
+      stdinStream: producer(),
+    });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, "first\nsecond\n");
+  } finally {
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("denoCommandRunner ends stdin when the stdinStream throws, then throws the producer's error", async () => {
+  const file = await Deno.makeTempFile();
+  try {
+    async function* producer(): AsyncGenerator<string> {
+      yield "partial\n";
+      throw new RangeError("read failed");
+    }
+    await assert.rejects(
+      denoCommandRunner({ cmd: "sh", args: ["-c", `cat > ${file}`], stdinStream: producer() }),
+      (err) => err instanceof RangeError && err.message === "read failed",
+    );
+    // The command saw the input end (it ran to completion) after the piece made before the error.
+    assert.equal(await Deno.readTextFile(file), "partial\n");
+  } finally {
+    await Deno.remove(file);
+  }
 });
 
 Deno.test("denoCommandRunner still reports the exit code when the command stops reading early", async () => {
@@ -35,4 +91,10 @@ Deno.test("denoCommandRunner still reports the exit code when the command stops 
     stdinChunks: pieces(300, 16_384),
   });
   assert.equal(out.code, 3);
+  const streamed = await denoCommandRunner({
+    cmd: "sh",
+    args: ["-c", "exit 4"],
+    stdinStream: stream([...pieces(300, 16_384)]),
+  });
+  assert.equal(streamed.code, 4);
 });

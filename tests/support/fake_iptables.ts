@@ -12,7 +12,7 @@ import {
   type CommandInput,
   type CommandOutput,
   type CommandRunner,
-  stdinText,
+  withStdinText,
 } from "../../lib/exec/mod.ts";
 
 /** One chain: built-in chains have a policy, user chains have "-". */
@@ -272,7 +272,8 @@ export function createFakeIptables(options: FakeIptablesOptions = {}): FakeIptab
     return { code: 0, stdout: "", stderr: "" };
   };
 
-  const run: CommandRunner = (input) => {
+  const run: CommandRunner = async (given) => {
+    const input = await withStdinText(given);
     calls.push(input);
     const m = BINARY.exec(input.cmd);
     if (!m || options.missing?.includes(m[2] as "legacy" | "nft")) {
@@ -293,7 +294,7 @@ export function createFakeIptables(options: FakeIptablesOptions = {}): FakeIptab
         return Promise.resolve({ code: 1, stdout: "", stderr });
       }
       return Promise.resolve(
-        restore(flavour, family, stdinText(input) ?? "", args.includes("--noflush")),
+        restore(flavour, family, input.stdin ?? "", args.includes("--noflush")),
       );
     }
     // Single command: drop -w/-W and -t, keep the operation.

@@ -19,12 +19,22 @@ import {
   type IptablesFlavour,
   RESTORE_ARGS,
 } from "./flavour.ts";
-import { missingJumps } from "./jump_chains.ts";
+import { IPTABLES_JUMP_CHAINS, missingJumps } from "./jump_chains.ts";
 import type { LocalAddressLister } from "../../net/mod.ts";
-import { renderIptables } from "./render.ts";
+import { type IptablesRuleSet, renderIptables } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
-import { restoreChunks, type RestorePlan } from "./restore_payload.ts";
+import {
+  restoreBodyChunks,
+  restoreChunks,
+  type RestorePlan,
+  type RestoreTail,
+  restoreTailChunks,
+} from "./restore_payload.ts";
 import { parseIptablesSave } from "./save_parser.ts";
+
+/** The jumps into our chains live in built-in chains: only their rules are kept from a read. */
+const JUMP_SOURCES = new Set(IPTABLES_JUMP_CHAINS.map((j) => j.srcChain));
+const BUILTIN_RULES_ONLY = { rulesOf: (chain: string) => JUMP_SOURCES.has(chain) };
 
 /**
  * How to build an iptables proxier; everything but `family` has upstream's default. The
@@ -80,20 +90,19 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     return { nat, filter };
   };
 
-  const fullPlan = async (
+  /** What a full sync writes after the nat rules, from the tables as read. */
+  const fullTail = async (
     tables: ReturnType<typeof readTables>,
     active: ReadonlySet<string>,
-  ): Promise<RestorePlan> => {
-    const nat = parseIptablesSave(await tables.nat).get("nat");
-    const filter = parseIptablesSave(await tables.filter).get("filter");
+  ): Promise<RestoreTail> => {
+    const nat = parseIptablesSave(await tables.nat, BUILTIN_RULES_ONLY).get("nat");
+    const filter = parseIptablesSave(await tables.filter, BUILTIN_RULES_ONLY).get("filter");
     const stale = [...(nat?.chains.keys() ?? [])]
       .filter((c) => isServiceChainName(c) && !active.has(c))
       .sort();
     return {
-      includeService: () => true,
       staleNatChains: stale,
       jumps: [...missingJumps("filter", filter), ...missingJumps("nat", nat)],
-      canary: true,
       declareKubeletFirewall: !(filter?.chains.has(KUBE_FIREWALL) ?? false),
     };
   };
@@ -136,41 +145,62 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     };
     const renderOptions = await withLocalAddresses(state);
     const tables = full ? readTables() : undefined;
-    const rules = renderIptables(state, renderOptions, { writeServiceChains });
-    for (const s of rules.skipped) {
-      logger.warn("Skipping service port with an untrusted value", {
-        service: s.key,
-        reason: s.reason,
+    let rules: IptablesRuleSet | undefined;
+    let readFailed = false;
+    let plan: RestorePlan | undefined;
+
+    // The input is made while iptables-restore runs: it parses the nat rules while a full
+    // sync's reads finish (they started before the render); only the tail waits for them.
+    async function* input(): AsyncGenerator<string> {
+      const r = rules = renderIptables(state, renderOptions, { writeServiceChains });
+      for (const s of r.skipped) {
+        logger.warn("Skipping service port with an untrusted value", {
+          service: s.key,
+          reason: s.reason,
+        });
+      }
+      logger.debug(2, "Reloading service iptables data", {
+        family: options.family,
+        full,
+        numServices: state.services.size,
+        numEndpoints: state.totalEndpoints,
+        numNATRules: r.ruleCounts.nat,
+        numFilterRules: r.ruleCounts.filter,
       });
+      const body = { includeService: (k: string) => include.has(k), canary: full };
+      yield* restoreBodyChunks(r, body);
+      let tail: RestoreTail;
+      try {
+        tail = tables ? await fullTail(tables, r.activeNatChains) : {
+          staleNatChains: [...ownedChains].filter((c) => !r.activeNatChains.has(c)).sort(),
+          jumps: [],
+          declareKubeletFirewall: false,
+        };
+      } catch (err) {
+        readFailed = true;
+        throw err;
+      }
+      plan = { ...body, ...tail };
+      yield* restoreTailChunks(r, plan);
     }
 
-    let payload: Iterable<string>;
+    let out;
     try {
-      const plan: RestorePlan = tables ? await fullPlan(tables, rules.activeNatChains) : {
-        includeService: (key) => include.has(key),
-        staleNatChains: [...ownedChains].filter((c) => !rules.activeNatChains.has(c)).sort(),
-        jumps: [],
-        canary: false,
-        declareKubeletFirewall: false,
-      };
-      payload = restoreChunks(rules, plan);
+      out = await runner({ cmd: bins.restore, args: RESTORE_ARGS, stdinStream: input() });
     } catch (err) {
       needFullSync = true;
-      logger.error("Failed to read the current iptables rules", { family: options.family, err });
+      if (readFailed) {
+        logger.error("Failed to read the current iptables rules", { family: options.family, err });
+      }
       throw err;
     }
-
-    logger.debug(2, "Reloading service iptables data", {
-      family: options.family,
-      full,
-      numServices: state.services.size,
-      numEndpoints: state.totalEndpoints,
-      numNATRules: rules.ruleCounts.nat,
-      numFilterRules: rules.ruleCounts.filter,
-    });
-    // Joined only if a verbosity-9 log line is actually written.
-    logger.debug(9, "Restoring iptables", { rules: { toJSON: () => [...payload].join("") } });
-    const out = await runner({ cmd: bins.restore, args: RESTORE_ARGS, stdinChunks: payload });
+    if (rules !== undefined && plan !== undefined) {
+      const [r, p] = [rules, plan];
+      // Made again and joined only if a verbosity-9 log line is actually written.
+      logger.debug(9, "Restored iptables", {
+        rules: { toJSON: () => [...restoreChunks(r, p)].join("") },
+      });
+    }
     if (out.code !== 0) {
       metrics.applyFailed(full);
       needFullSync = true;
@@ -181,6 +211,10 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         stderr: out.stderr.trim(),
       });
       throw new CommandError(bins.restore, RESTORE_ARGS, out.code, out.stderr);
+    }
+    if (rules === undefined || plan === undefined) {
+      needFullSync = true;
+      throw new Error(`${bins.restore} exited 0 without reading all its input`);
     }
     needFullSync = false;
     synced = true;

@@ -12,26 +12,52 @@ import type { IptablesRenderOptions } from "./render_options.ts";
 import type { IptablesRuleSet } from "./render.ts";
 import { chainLine } from "./rule_buffer.ts";
 
-/** What to put in one restore besides the top-level chains. */
-export interface RestorePlan {
+/** What a restore writes besides the rendered rules that is known before any table is read. */
+export interface RestoreBody {
   /** Whether the chains of this service port key are (re)written. */
   readonly includeService: (key: string) => boolean;
+  /** Also (re)create KUBE-PROXY-CANARY in mangle, nat and filter. */
+  readonly canary: boolean;
+}
+
+/** What a restore writes after the nat rules, from what the tables hold (a full sync reads it). */
+export interface RestoreTail {
   /** Per-service nat chains to flush and delete (`-X`). */
   readonly staleNatChains: readonly string[];
   /** Jump rules to insert into built-in chains. */
   readonly jumps: readonly JumpRule[];
-  /** Also (re)create KUBE-PROXY-CANARY in mangle, nat and filter. */
-  readonly canary: boolean;
   /** KUBE-FIREWALL does not exist yet and the rule set does not declare it. */
   readonly declareKubeletFirewall: boolean;
 }
 
+/** What to put in one restore besides the top-level chains. */
+export type RestorePlan = RestoreBody & RestoreTail;
+
 /** Lines per piece of restore input handed to the command (see restoreChunks). */
 const LINES_PER_CHUNK = 4096;
 
-/** Every line of the restore input for a plan, in order. */
-function* restoreLines(rules: IptablesRuleSet, plan: RestorePlan): Generator<string> {
+/**
+ * The first lines of the restore input: the nat table's chains and rules, which need nothing
+ * read from the kernel. nat comes first (upstream writes filter first; each table commits on
+ * its own either way) so a full sync can write it while its reads of the tables finish.
+ */
+function* bodyLines(rules: IptablesRuleSet, plan: RestoreBody): Generator<string> {
   const keep = (owner: string | null) => owner === null || plan.includeService(owner);
+  yield "*nat";
+  for (const line of rules.natChains) if (keep(line.owner)) yield line.text;
+  if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
+  for (const line of rules.natRules) if (keep(line.owner)) yield line.text;
+}
+
+/**
+ * The rest: stale nat chains (declared, which flushes them, then deleted: no rule written
+ * above leads to them), the jumps, then the filter and mangle tables.
+ */
+function* tailLines(rules: IptablesRuleSet, plan: RestorePlan): Generator<string> {
+  for (const chain of plan.staleNatChains) yield chainLine(chain);
+  for (const chain of plan.staleNatChains) yield `-X ${chain}`;
+  for (const jump of plan.jumps) if (jump.table === "nat") yield jumpInsertLine(jump);
+  yield "COMMIT";
 
   yield "*filter";
   yield* rules.filterChains;
@@ -43,16 +69,30 @@ function* restoreLines(rules: IptablesRuleSet, plan: RestorePlan): Generator<str
   for (const jump of plan.jumps) if (jump.table === "filter") yield jumpInsertLine(jump);
   yield "COMMIT";
 
-  yield "*nat";
-  for (const line of rules.natChains) if (keep(line.owner)) yield line.text;
-  for (const chain of plan.staleNatChains) yield chainLine(chain);
-  if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
-  for (const line of rules.natRules) if (keep(line.owner)) yield line.text;
-  for (const chain of plan.staleNatChains) yield `-X ${chain}`;
-  for (const jump of plan.jumps) if (jump.table === "nat") yield jumpInsertLine(jump);
-  yield "COMMIT";
-
   if (plan.canary) yield* ["*mangle", chainLine(KUBE_PROXY_CANARY), "COMMIT"];
+}
+
+/** Lines joined into pieces of LINES_PER_CHUNK whole lines, made as they are read. */
+function* chunked(lines: Iterable<string>): Generator<string> {
+  let batch: string[] = [];
+  for (const line of lines) {
+    batch.push(line);
+    if (batch.length === LINES_PER_CHUNK) {
+      yield batch.join("\n") + "\n";
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch.join("\n") + "\n";
+}
+
+/** The first pieces of the restore input (see bodyLines). */
+export function restoreBodyChunks(rules: IptablesRuleSet, plan: RestoreBody): Iterable<string> {
+  return chunked(bodyLines(rules, plan));
+}
+
+/** The pieces that follow restoreBodyChunks, ending the input (see tailLines). */
+export function restoreTailChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterable<string> {
+  return chunked(tailLines(rules, plan));
 }
 
 /**
@@ -63,15 +103,8 @@ function* restoreLines(rules: IptablesRuleSet, plan: RestorePlan): Generator<str
 export function restoreChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterable<string> {
   return {
     *[Symbol.iterator]() {
-      let batch: string[] = [];
-      for (const line of restoreLines(rules, plan)) {
-        batch.push(line);
-        if (batch.length === LINES_PER_CHUNK) {
-          yield batch.join("\n") + "\n";
-          batch = [];
-        }
-      }
-      if (batch.length > 0) yield batch.join("\n") + "\n";
+      yield* chunked(bodyLines(rules, plan));
+      yield* chunked(tailLines(rules, plan));
     },
   };
 }

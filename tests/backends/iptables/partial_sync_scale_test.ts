@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
 import type { ServicePortState } from "../../../lib/proxy/mod.ts";
-import { stdinText } from "../../../lib/exec/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, key, sps, state, svc } from "./state_fixtures.ts";
 
@@ -35,7 +34,7 @@ Deno.test("createIptablesProxier() keeps a one-service change at 10,000 services
     clusterCIDRs: ["10.0.0.0/8"],
   });
   const restores = () => ipt.calls.filter((c) => c.cmd.endsWith("-restore"));
-  const lastRestore = () => stdinText(restores().at(-1)!) ?? "";
+  const lastRestore = () => restores().at(-1)!.stdin ?? "";
 
   const first = await proxier.sync(state(cluster("10.0.0.2"), { forceFullSync: true }));
   assert.equal(first.full, true);

@@ -4,8 +4,8 @@ import type { Topology } from "../../../scripts/netns/mod.ts";
 
 /** Runs commands in `topo`'s namespace `name` (default the node), stdin pieces joined. */
 export function topologyRunner(topo: Topology, name = "node"): CommandRunner {
-  return (input) => {
-    const stdin = stdinText(input);
+  return async (input) => {
+    const stdin = await stdinText(input);
     return topo.exec(name, input.cmd, input.args, stdin === undefined ? {} : { stdin });
   };
 }
