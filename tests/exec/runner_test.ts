@@ -45,7 +45,7 @@ Deno.test("denoCommandRunner writes a stdinStream as it is made: the command see
   // line before making the second, which only works if the first was written on its own.
   const file = await Deno.makeTempFile();
   try {
-    async function* producer(): AsyncGenerator<string> {
+    const producer = async function* (): AsyncGenerator<string> {
       yield "first\n";
       const deadline = Date.now() + 5_000;
       while (!(await Deno.readTextFile(file)).includes("first")) {
@@ -53,7 +53,7 @@ Deno.test("denoCommandRunner writes a stdinStream as it is made: the command see
         await new Promise((r) => setTimeout(r, 10));
       }
       yield "second\n";
-    }
+    };
     const out = await denoCommandRunner({
       cmd: "sh",
       args: ["-c", `while read l; do echo "$l" >> ${file}; done; cat ${file}`],
@@ -69,10 +69,10 @@ Deno.test("denoCommandRunner writes a stdinStream as it is made: the command see
 Deno.test("denoCommandRunner ends stdin when the stdinStream throws, then throws the producer's error", async () => {
   const file = await Deno.makeTempFile();
   try {
-    async function* producer(): AsyncGenerator<string> {
+    const producer = async function* (): AsyncGenerator<string> {
       yield "partial\n";
       throw new RangeError("read failed");
-    }
+    };
     await assert.rejects(
       denoCommandRunner({ cmd: "sh", args: ["-c", `cat > ${file}`], stdinStream: producer() }),
       (err) => err instanceof RangeError && err.message === "read failed",
