@@ -2,16 +2,17 @@
  * The hash upstream derives object names from (iptables chains, nftables chains and sets):
  * RFC 4648 base32 of the SHA-256 of a name, cut to a length each mode chooses.
  */
-import { createHash } from "node:crypto";
+import { sha256 } from "./sha256.ts";
 
 const BASE32_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
-/** RFC 4648 base32 (Go's base32.StdEncoding), without the padding we never reach. */
-function base32(bytes: Uint8Array): string {
+/** RFC 4648 base32 (Go's base32.StdEncoding) of `bytes[0, count)`, without padding. */
+function base32(bytes: Uint8Array, count = bytes.length): string {
   let out = "";
   let buffer = 0;
   let bits = 0;
-  for (const b of bytes) {
+  for (let i = 0; i < count; i++) {
+    const b = bytes[i]!;
     buffer = (buffer << 8) | b;
     bits += 8;
     while (bits >= 5) {
@@ -26,6 +27,7 @@ function base32(bytes: Uint8Array): string {
 
 /** The first `length` characters of base32(sha256(input)): 16 for iptables, 8 for nftables. */
 export function nameHash(input: string, length: number): string {
-  const digest = createHash("sha256").update(input).digest();
-  return base32(new Uint8Array(digest)).slice(0, length);
+  // Each 5 bytes make 8 characters: encode only the bytes the kept characters come from.
+  const digest = sha256(input);
+  return base32(digest, Math.min(digest.length, Math.ceil((length * 5) / 8))).slice(0, length);
 }

@@ -21,12 +21,13 @@ import {
 } from "./flavour.ts";
 import { IPTABLES_JUMP_CHAINS, missingJumps } from "./jump_chains.ts";
 import type { LocalAddressLister } from "../../net/mod.ts";
-import { type IptablesRuleSet, renderIptables } from "./render.ts";
+import { type IptablesRenderSummary, renderIptables, renderIptablesSlices } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
 import {
-  restoreBodyChunks,
-  restoreChunks,
+  buildRestorePayload,
+  restoreHead,
   type RestorePlan,
+  restoreSlice,
   type RestoreTail,
   restoreTailChunks,
 } from "./restore_payload.ts";
@@ -54,6 +55,17 @@ export interface IptablesProxierOptions extends IptablesRenderOptions {
   readonly listLocalAddresses?: LocalAddressLister;
 }
 
+/**
+ * A full render is streamed into iptables-restore (see sync) only when the last one took less
+ * than this: the restore holds the xtables lock from its first line, and legacy's `-w 5` fails
+ * a read of stdin still waiting 5 s after it asked for the lock. Longer renders are made
+ * before the restore starts, as a whole.
+ */
+const MAX_STREAMED_RENDER_MS = 1_000;
+
+/** Before any render was timed: streamed up to this many endpoints (~0.3 s on 2 cores). */
+const MAX_STREAMED_FIRST_ENDPOINTS = 30_000;
+
 /** The table whose canary chain the periodic check reads (upstream's Monitor reads it first). */
 const CANARY_TABLE = "mangle";
 
@@ -70,6 +82,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   let synced = false;
   /** Per-service nat chains present in the kernel after the last successful restore. */
   let ownedChains: ReadonlySet<string> = new Set<string>();
+  /** How long the last render took (its own CPU time, not the writes); none before the first. */
+  let lastRenderMs: number | undefined;
 
   const save = async (table: string): Promise<string> => {
     const out = await runner({ cmd: bins.save, args: ["-t", table] });
@@ -145,14 +159,35 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     };
     const renderOptions = await withLocalAddresses(state);
     const tables = full ? readTables() : undefined;
-    let rules: IptablesRuleSet | undefined;
+    let rules: IptablesRenderSummary | undefined;
     let readFailed = false;
     let plan: RestorePlan | undefined;
 
-    // The input is made while iptables-restore runs: it parses the nat rules while a full
-    // sync's reads finish (they started before the render); only the tail waits for them.
+    // The input is made while iptables-restore runs. Its reads of the tables (a full sync's)
+    // started before the render; the restore takes the lock and reads the nat table while the
+    // first slices render, and parses each slice as it comes; only the tail waits for the reads.
     async function* input(): AsyncGenerator<string> {
-      const r = rules = renderIptables(state, renderOptions, { writeServiceChains });
+      const body = { includeService: (k: string) => include.has(k), canary: full };
+      const streamed = lastRenderMs === undefined
+        ? state.totalEndpoints <= MAX_STREAMED_FIRST_ENDPOINTS
+        : lastRenderMs < MAX_STREAMED_RENDER_MS;
+      const slices = renderIptablesSlices(state, renderOptions, { writeServiceChains });
+      let renderMs = 0;
+      const nextSlice = () => {
+        const started = performance.now();
+        const next = slices.next();
+        renderMs += performance.now() - started;
+        return next;
+      };
+      const held: string[] = [restoreHead(body)];
+      let next = nextSlice();
+      for (; !next.done; next = nextSlice()) {
+        held.push(restoreSlice(next.value, body));
+        if (streamed) yield held.splice(0).join("");
+      }
+      const r = rules = next.value;
+      lastRenderMs = renderMs;
+      yield* held.splice(0);
       for (const s of r.skipped) {
         logger.warn("Skipping service port with an untrusted value", {
           service: s.key,
@@ -167,8 +202,6 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         numNATRules: r.ruleCounts.nat,
         numFilterRules: r.ruleCounts.filter,
       });
-      const body = { includeService: (k: string) => include.has(k), canary: full };
-      yield* restoreBodyChunks(r, body);
       let tail: RestoreTail;
       try {
         tail = tables ? await fullTail(tables, r.activeNatChains) : {
@@ -194,11 +227,13 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       }
       throw err;
     }
-    if (rules !== undefined && plan !== undefined) {
-      const [r, p] = [rules, plan];
-      // Made again and joined only if a verbosity-9 log line is actually written.
+    if (plan !== undefined) {
+      const p = plan;
+      // Rendered again and joined only if a verbosity-9 log line is actually written.
+      const again = () =>
+        renderIptables(state, renderOptions, { writeServiceChains: (k) => include.has(k) });
       logger.debug(9, "Restored iptables", {
-        rules: { toJSON: () => [...restoreChunks(r, p)].join("") },
+        rules: { toJSON: () => buildRestorePayload(again(), p) },
       });
     }
     if (out.code !== 0) {

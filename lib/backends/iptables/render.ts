@@ -26,20 +26,13 @@ import { ChainNameCache } from "./chain_name_cache.ts";
 /** Upstream switches to "large cluster mode" (no per-endpoint comments) above this. */
 export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;
 
-/** The rendered rules of one family, before they are packed into restore input. */
-export interface IptablesRuleSet {
+/** What a render yields besides its nat lines: the filter table, chains in use and counts. */
+export interface IptablesRenderSummary {
   readonly family: ProxyState["family"];
   /** `:CHAIN - [0:0]` lines of the filter table (all top-level). */
   readonly filterChains: readonly string[];
   /** `-A` lines of the filter table. */
   readonly filterRules: readonly string[];
-  /**
-   * nat chain lines; owner = service port key, or null for top-level chains. Service ports
-   * the scope left out have no lines here.
-   */
-  readonly natChains: readonly OwnedLine[];
-  /** nat rules in upstream's order; owner as for natChains. */
-  readonly natRules: readonly OwnedLine[];
   /** Every per-service nat chain (SVC/SVL/EXT/FW/SEP) this render uses, written or not. */
   readonly activeNatChains: ReadonlySet<string>;
   /** Rules per table, left-out ones included (kubeproxy_sync_proxy_rules_iptables_total). */
@@ -48,6 +41,20 @@ export interface IptablesRuleSet {
   readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
   readonly skipped: readonly SkippedServicePort[];
 }
+
+/** The rendered rules of one family, before they are packed into restore input. */
+export interface IptablesRuleSet extends IptablesRenderSummary {
+  /**
+   * nat chain lines; owner = service port key, or null for top-level chains. Service ports
+   * the scope left out have no lines here.
+   */
+  readonly natChains: readonly OwnedLine[];
+  /** nat rules in upstream's order; owner as for natChains. */
+  readonly natRules: readonly OwnedLine[];
+}
+
+/** Service ports per slice of renderIptablesSlices. */
+const SERVICE_PORTS_PER_SLICE = 200;
 
 function writeTopLevel(b: RuleBuffers, config: ResolvedRenderConfig): void {
   for (
@@ -197,8 +204,34 @@ export function renderIptables(
   options: IptablesRenderOptions = {},
   scope: IptablesRenderScope = {},
 ): IptablesRuleSet {
-  const config = resolveRenderConfig(state, options);
   const buffers = new RuleBuffers();
+  const done = renderInto(buffers, state, options, scope, false).next();
+  if (!done.done) throw new Error("renderInto yielded without slices asked for");
+  return { ...done.value, natChains: buffers.natChains, natRules: buffers.natRules };
+}
+
+/**
+ * The same render, yielding the nat lines as it goes: each slice holds the chain declarations
+ * then the rules of a run of service ports (top-level ones first, the NodePort jump last), so
+ * each chain is declared before any rule names it, and every chain gets its rules in the same
+ * order as renderIptables writes them. Returns the rest once every slice is out.
+ */
+export function* renderIptablesSlices(
+  state: ProxyState,
+  options: IptablesRenderOptions = {},
+  scope: IptablesRenderScope = {},
+): Generator<OwnedLine[], IptablesRenderSummary> {
+  return yield* renderInto(new RuleBuffers(), state, options, scope, true);
+}
+
+function* renderInto(
+  buffers: RuleBuffers,
+  state: ProxyState,
+  options: IptablesRenderOptions,
+  scope: IptablesRenderScope,
+  slices: boolean,
+): Generator<OwnedLine[], IptablesRenderSummary> {
+  const config = resolveRenderConfig(state, options);
   writeTopLevel(buffers, config);
 
   const ctx = {
@@ -213,6 +246,12 @@ export function renderIptables(
   let internal = 0;
   let external = 0;
   let omittedNatRules = 0;
+  let natRules = 0;
+  const take = () => {
+    natRules += buffers.natRules.length;
+    return buffers.takeNat();
+  };
+  let rendered = 0;
   for (const key of [...state.services.keys()].sort()) {
     const sps = state.services.get(key)!;
     const reason = untrustedValue(sps, state.family);
@@ -225,19 +264,20 @@ export function renderIptables(
     omittedNatRules += result.omittedNatRules;
     if (result.noLocalEndpointsInternal) internal++;
     if (result.noLocalEndpointsExternal) external++;
+    if (slices && ++rendered % SERVICE_PORTS_PER_SLICE === 0) yield take();
   }
 
   writeTail(buffers, config);
+  if (slices) yield take();
+  else natRules = buffers.natRules.length;
   return {
     family: state.family,
     filterChains: buffers.filterChains,
     filterRules: buffers.filterRules,
-    natChains: buffers.natChains,
-    natRules: buffers.natRules,
     activeNatChains: active,
     ruleCounts: {
       // Every nat line the writers emit is an `-A` rule; left-out ones were counted instead.
-      nat: buffers.natRules.length + omittedNatRules,
+      nat: natRules + omittedNatRules,
       filter: buffers.filterRules.length,
     },
     noLocalEndpoints: { internal, external },

@@ -9,8 +9,8 @@ import { KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
 import { jumpInsertLine, type JumpRule, missingJumps } from "./jump_chains.ts";
 import { renderIptables } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
-import type { IptablesRuleSet } from "./render.ts";
-import { chainLine } from "./rule_buffer.ts";
+import type { IptablesRenderSummary, IptablesRuleSet } from "./render.ts";
+import { chainLine, type OwnedLine } from "./rule_buffer.ts";
 
 /** What a restore writes besides the rendered rules that is known before any table is read. */
 export interface RestoreBody {
@@ -37,23 +37,44 @@ export type RestorePlan = RestoreBody & RestoreTail;
 const LINES_PER_CHUNK = 4096;
 
 /**
- * The first lines of the restore input: the nat table's chains and rules, which need nothing
- * read from the kernel. nat comes first (upstream writes filter first; each table commits on
- * its own either way) so a full sync can write it while its reads of the tables finish.
+ * The restore input starts with the nat table, whose lines need nothing read from the kernel:
+ * a full sync writes them while its reads of the tables finish. (Upstream writes filter first;
+ * each table commits on its own either way.)
  */
-function* bodyLines(rules: IptablesRuleSet, plan: RestoreBody): Generator<string> {
-  const keep = (owner: string | null) => owner === null || plan.includeService(owner);
+function* natHeadLines(plan: RestoreBody): Generator<string> {
   yield "*nat";
-  for (const line of rules.natChains) if (keep(line.owner)) yield line.text;
   if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
-  for (const line of rules.natRules) if (keep(line.owner)) yield line.text;
+}
+
+/** The lines of a plan's service ports (and the top-level ones) among `lines`. */
+function* keptLines(lines: readonly OwnedLine[], plan: RestoreBody): Generator<string> {
+  for (const line of lines) {
+    if (line.owner === null || plan.includeService(line.owner)) yield line.text;
+  }
+}
+
+function* bodyLines(rules: IptablesRuleSet, plan: RestoreBody): Generator<string> {
+  yield* natHeadLines(plan);
+  yield* keptLines(rules.natChains, plan);
+  yield* keptLines(rules.natRules, plan);
+}
+
+/** The first piece of a streamed restore input: the nat table's header. */
+export function restoreHead(plan: RestoreBody): string {
+  return [...natHeadLines(plan)].join("\n") + "\n";
+}
+
+/** The piece of a streamed restore input for one slice of renderIptablesSlices ("" if empty). */
+export function restoreSlice(lines: readonly OwnedLine[], plan: RestoreBody): string {
+  const kept = [...keptLines(lines, plan)];
+  return kept.length === 0 ? "" : kept.join("\n") + "\n";
 }
 
 /**
  * The rest: stale nat chains (declared, which flushes them, then deleted: no rule written
  * above leads to them), the jumps, then the filter and mangle tables.
  */
-function* tailLines(rules: IptablesRuleSet, plan: RestorePlan): Generator<string> {
+function* tailLines(rules: IptablesRenderSummary, plan: RestorePlan): Generator<string> {
   for (const chain of plan.staleNatChains) yield chainLine(chain);
   for (const chain of plan.staleNatChains) yield `-X ${chain}`;
   for (const jump of plan.jumps) if (jump.table === "nat") yield jumpInsertLine(jump);
@@ -85,13 +106,11 @@ function* chunked(lines: Iterable<string>): Generator<string> {
   if (batch.length > 0) yield batch.join("\n") + "\n";
 }
 
-/** The first pieces of the restore input (see bodyLines). */
-export function restoreBodyChunks(rules: IptablesRuleSet, plan: RestoreBody): Iterable<string> {
-  return chunked(bodyLines(rules, plan));
-}
-
-/** The pieces that follow restoreBodyChunks, ending the input (see tailLines). */
-export function restoreTailChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterable<string> {
+/** The pieces that follow the last slice, ending the input (see tailLines). */
+export function restoreTailChunks(
+  rules: IptablesRenderSummary,
+  plan: RestorePlan,
+): Iterable<string> {
   return chunked(tailLines(rules, plan));
 }
 

@@ -62,4 +62,12 @@ export class RuleBuffers {
   nat(owner: string | null, ...parts: RulePart[]): void {
     this.natRules.push({ owner, text: joinRule(parts) });
   }
+
+  /** The nat chain declarations then nat rules written so far, removed from the buffers. */
+  takeNat(): OwnedLine[] {
+    const lines = this.natChains.concat(this.natRules);
+    this.natChains.length = 0;
+    this.natRules.length = 0;
+    return lines;
+  }
 }

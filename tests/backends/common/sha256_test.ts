@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { sha256 } from "../../../lib/backends/common/sha256.ts";
+import { nameHash } from "../../../lib/backends/common/name_hash.ts";
+
+function reference(input: string): string {
+  return createHash("sha256").update(input).digest("hex");
+}
+
+function hex(bytes: Uint8Array): string {
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+Deno.test("sha256() matches FIPS 180-4's examples", () => {
+  assert.equal(hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  assert.equal(
+    hex(sha256("abc")),
+    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+  );
+  assert.equal(
+    hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+  );
+});
+
+Deno.test("sha256() matches node:crypto at every length around the block boundaries and beyond", () => {
+  for (let n = 0; n <= 200; n++) {
+    const input = "ns1/svc:p80/TCP".repeat(20).slice(0, n);
+    assert.equal(hex(sha256(input)), reference(input), `length ${n}`);
+  }
+  const long = "x".repeat(100_000);
+  assert.equal(hex(sha256(long)), reference(long));
+});
+
+Deno.test("sha256() hashes the UTF-8 bytes of any string, as node:crypto does", () => {
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  for (let i = 0; i < 500; i++) {
+    let s = "";
+    const len = next() % 90;
+    for (let k = 0; k < len; k++) {
+      const pick = next() % 4;
+      s += pick === 0
+        ? String.fromCharCode(0x20 + (next() % 95))
+        : pick === 1
+        ? String.fromCharCode(0xa0 + (next() % 0x700))
+        : pick === 2
+        ? String.fromCodePoint(0x1f300 + (next() % 200))
+        : "ü";
+    }
+    assert.equal(hex(sha256(s)), reference(s), JSON.stringify(s));
+  }
+});
+
+Deno.test("nameHash() keeps upstream's chain names (base32 of the SHA-256, cut)", () => {
+  // KUBE-SVC- + hash of "ns1/svc1:p80" + "tcp", as upstream's servicePortChainName makes it.
+  const input = "ns1/svc1:p80tcp";
+  const full = [...createHash("sha256").update(input).digest()];
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let bits = "";
+  for (const b of full) bits += b.toString(2).padStart(8, "0");
+  let expected = "";
+  for (let i = 0; i + 5 <= bits.length; i += 5) {
+    expected += alphabet[parseInt(bits.slice(i, i + 5), 2)];
+  }
+  assert.equal(nameHash(input, 16), expected.slice(0, 16));
+  assert.equal(nameHash(input, 8), expected.slice(0, 8));
+});
