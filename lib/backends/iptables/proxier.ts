@@ -158,19 +158,23 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       return true;
     };
     const renderOptions = await withLocalAddresses(state);
-    const tables = full ? readTables() : undefined;
+    let tables: ReturnType<typeof readTables> | undefined;
     let rules: IptablesRenderSummary | undefined;
     let readFailed = false;
     let plan: RestorePlan | undefined;
 
-    // The input is made while iptables-restore runs. Its reads of the tables (a full sync's)
-    // started before the render; the restore takes the lock and reads the nat table while the
-    // first slices render, and parses each slice as it comes; only the tail waits for the reads.
+    // The input is made while iptables-restore runs: a full sync's reads of the tables start
+    // once the restore has started (both spawns block this thread), the restore takes the lock
+    // and reads the nat table while the first slices render, and parses each slice as it
+    // comes; only the tail waits for the reads.
     async function* input(): AsyncGenerator<string> {
       const body = { includeService: (k: string) => include.has(k), canary: full };
       const streamed = lastRenderMs === undefined
         ? state.totalEndpoints <= MAX_STREAMED_FIRST_ENDPOINTS
         : lastRenderMs < MAX_STREAMED_RENDER_MS;
+      const held: string[] = [restoreHead(body)];
+      if (streamed) yield held.pop()!;
+      if (full) tables = readTables();
       const slices = renderIptablesSlices(state, renderOptions, { writeServiceChains });
       let renderMs = 0;
       const nextSlice = () => {
@@ -179,15 +183,13 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         renderMs += performance.now() - started;
         return next;
       };
-      const held: string[] = [restoreHead(body)];
       let next = nextSlice();
       for (; !next.done; next = nextSlice()) {
-        held.push(restoreSlice(next.value, body));
-        if (streamed) yield held.splice(0).join("");
+        if (streamed) yield restoreSlice(next.value, body);
+        else held.push(restoreSlice(next.value, body));
       }
       const r = rules = next.value;
       lastRenderMs = renderMs;
-      yield* held.splice(0);
       for (const s of r.skipped) {
         logger.warn("Skipping service port with an untrusted value", {
           service: s.key,
@@ -202,9 +204,10 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         numNATRules: r.ruleCounts.nat,
         numFilterRules: r.ruleCounts.filter,
       });
+      yield* held.splice(0);
       let tail: RestoreTail;
       try {
-        tail = tables ? await fullTail(tables, r.activeNatChains) : {
+        tail = tables !== undefined ? await fullTail(tables, r.activeNatChains) : {
           staleNatChains: [...ownedChains].filter((c) => !r.activeNatChains.has(c)).sort(),
           jumps: [],
           declareKubeletFirewall: false,

@@ -7,8 +7,10 @@ import {
   renderIptables,
   renderIptablesSlices,
 } from "../../../lib/backends/iptables/mod.ts";
+import type { CommandRunner } from "../../../lib/exec/mod.ts";
+import { createMemoryLogger } from "../../../lib/log/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
-import { state, variedServicePorts } from "./state_fixtures.ts";
+import { ep, sps, state, svc, variedServicePorts } from "./state_fixtures.ts";
 
 const OPTIONS = { clusterCIDRs: ["10.0.0.0/8"] };
 
@@ -99,4 +101,56 @@ Deno.test("a streamed full sync leaves the same tables as the whole payload of t
     );
   }
   assert.ok(streamedNode.save("legacy", "IPv4", "nat").includes("-A KUBE-SERVICES"));
+});
+
+/**
+ * A proxier over the fake whose restore notes, when it reads its first piece of input, whether
+ * the render had already finished (the proxier logs "Reloading service iptables data" then).
+ */
+function watchedProxier() {
+  const fake = createFakeIptables();
+  const logger = createMemoryLogger();
+  const firstPieceAfterRender: boolean[] = [];
+  const rendered = () => logger.lines.some((l) => l.includes("Reloading service iptables data"));
+  const runner: CommandRunner = async (input) => {
+    const stream = input.stdinStream;
+    if (stream === undefined) return await fake.run(input);
+    let first = true;
+    const watched = async function* () {
+      for await (const piece of stream) {
+        if (first) firstPieceAfterRender.push(rendered());
+        first = false;
+        yield piece;
+      }
+    };
+    logger.lines.length = 0;
+    return await fake.run({ ...input, stdinStream: watched() });
+  };
+  const proxier = createIptablesProxier({ family: "IPv4", flavour: "legacy", runner, logger });
+  return { proxier, firstPieceAfterRender };
+}
+
+function endpointsState(services: number, endpointsEach: number) {
+  const ports = [];
+  for (let i = 0; i < services; i++) {
+    const endpoints = [];
+    for (let k = 0; k < endpointsEach; k++) endpoints.push(ep(`10.${i >> 8}.${i & 255}.${k + 1}`));
+    ports.push(sps(svc({ name: `s${i}`, clusterIP: `172.30.${i >> 8}.${i & 255}` }), endpoints));
+  }
+  return state(ports);
+}
+
+Deno.test("a first render small enough is streamed: the restore reads the nat header before the render ends", async () => {
+  const { proxier, firstPieceAfterRender } = watchedProxier();
+  await proxier.sync(endpointsState(300, 10));
+  await proxier.sync({ ...endpointsState(300, 10), forceFullSync: true });
+  assert.deepEqual(firstPieceAfterRender, [false, false]);
+});
+
+Deno.test("a first render of more than 30,000 endpoints is made whole before the restore reads any input", async () => {
+  const { proxier, firstPieceAfterRender } = watchedProxier();
+  const big = endpointsState(1_510, 20);
+  assert.ok(big.totalEndpoints > 30_000);
+  await proxier.sync(big);
+  assert.deepEqual(firstPieceAfterRender, [true]);
 });
