@@ -53,8 +53,13 @@ export interface IptablesRuleSet extends IptablesRenderSummary {
   readonly natRules: readonly OwnedLine[];
 }
 
-/** Service ports per slice of renderIptablesSlices. */
-const SERVICE_PORTS_PER_SLICE = 200;
+/**
+ * nat lines per slice of renderIptablesSlices (~40 KB): under a pipe's 64 KB, so each slice is
+ * written at once and the render of the next overlaps the restore parsing it. (Deno writes a
+ * child's stdin only between turns of the JS thread, so a bigger slice leaves the restore idle
+ * once the pipe is drained.)
+ */
+const NAT_LINES_PER_SLICE = 400;
 
 function writeTopLevel(b: RuleBuffers, config: ResolvedRenderConfig): void {
   for (
@@ -251,7 +256,6 @@ function* renderInto(
     natRules += buffers.natRules.length;
     return buffers.takeNat();
   };
-  let rendered = 0;
   for (const key of [...state.services.keys()].sort()) {
     const sps = state.services.get(key)!;
     const reason = untrustedValue(sps, state.family);
@@ -264,7 +268,9 @@ function* renderInto(
     omittedNatRules += result.omittedNatRules;
     if (result.noLocalEndpointsInternal) internal++;
     if (result.noLocalEndpointsExternal) external++;
-    if (slices && ++rendered % SERVICE_PORTS_PER_SLICE === 0) yield take();
+    if (slices && buffers.natChains.length + buffers.natRules.length >= NAT_LINES_PER_SLICE) {
+      yield take();
+    }
   }
 
   writeTail(buffers, config);
