@@ -24,6 +24,12 @@ export interface CommandInput {
    * error is thrown. Iterable once: read it with stdinText, which consumes it.
    */
   readonly stdinStream?: AsyncIterable<string>;
+  /**
+   * Lets the caller stop reading early: called with each line of stdout as it arrives; once it
+   * returns true the runner stops reading, ends the command and returns the lines read so far
+   * (that one included) with code 0. A runner may ignore it and return the whole output.
+   */
+  readonly stdoutUntil?: (line: string) => boolean;
 }
 
 /**
@@ -105,6 +111,7 @@ export const denoCommandRunner: CommandRunner = async (input) => {
     throw err;
   }
   const producerFailed = pieces === undefined ? undefined : await feed(child, pieces);
+  if (input.stdoutUntil !== undefined) return await readUntil(child, input.stdoutUntil);
   const out = await child.output();
   if (producerFailed !== undefined) throw producerFailed.err;
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
@@ -132,6 +139,44 @@ async function feed(
   }
   await writer.close().catch(() => {});
   return undefined;
+}
+
+/**
+ * Reads stdout line by line until `stop` accepts one, then ends the command (its stdout is
+ * closed; SIGKILL if it lingers). Without a stop, the command's own exit code is returned.
+ */
+async function readUntil(
+  child: Deno.ChildProcess,
+  stop: (line: string) => boolean,
+): Promise<CommandOutput> {
+  const stderr = new Response(child.stderr).text();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let stdout = "";
+  let pending = "";
+  let stopped = false;
+  read: for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    pending += value;
+    for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
+      const line = pending.slice(0, nl);
+      stdout += line + "\n";
+      pending = pending.slice(nl + 1);
+      if (stop(line)) {
+        stopped = true;
+        break read;
+      }
+    }
+  }
+  if (stopped) {
+    await reader.cancel().catch(() => {});
+    const lingering = setTimeout(() => child.kill("SIGKILL"), 1_000);
+    await child.status;
+    clearTimeout(lingering);
+    return { code: 0, stdout, stderr: await stderr };
+  }
+  const status = await child.status;
+  return { code: status.code, stdout: stdout + pending, stderr: await stderr };
 }
 
 /** Runs a command and throws CommandError when it exits non-zero. */

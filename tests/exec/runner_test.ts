@@ -98,3 +98,28 @@ Deno.test("denoCommandRunner still reports the exit code when the command stops 
   });
   assert.equal(streamed.code, 4);
 });
+
+Deno.test("denoCommandRunner stops reading at the line stdoutUntil accepts, ends the command and returns code 0", async () => {
+  const started = performance.now();
+  const out = await denoCommandRunner({
+    cmd: "sh",
+    args: ["-c", "seq 1 100000000; exit 3"],
+    stdoutUntil: (line) => line === "1000",
+  });
+  assert.equal(out.code, 0);
+  assert.equal(out.stdout.split("\n").filter((l) => l !== "").at(-1), "1000");
+  assert.ok(out.stdout.startsWith("1\n2\n3\n"));
+  // seq to 10^8 alone takes far longer than this: the command was ended, not waited for.
+  assert.ok(performance.now() - started < 20_000);
+});
+
+Deno.test("denoCommandRunner returns the whole output and the exit code when stdoutUntil never accepts", async () => {
+  const out = await denoCommandRunner({
+    cmd: "sh",
+    args: ["-c", "printf 'a\\nb\\nc'; echo oops >&2; exit 3"],
+    stdoutUntil: () => false,
+  });
+  assert.equal(out.code, 3);
+  assert.equal(out.stdout, "a\nb\nc");
+  assert.equal(out.stderr, "oops\n");
+});

@@ -31,7 +31,7 @@ import {
   type RestoreTail,
   restoreTailChunks,
 } from "./restore_payload.ts";
-import { parseIptablesSave } from "./save_parser.ts";
+import { afterBuiltinRules, parseIptablesSave } from "./save_parser.ts";
 
 /** The jumps into our chains live in built-in chains: only their rules are kept from a read. */
 const JUMP_SOURCES = new Set(IPTABLES_JUMP_CHAINS.map((j) => j.srcChain));
@@ -86,7 +86,9 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   let lastRenderMs: number | undefined;
 
   const save = async (table: string): Promise<string> => {
-    const out = await runner({ cmd: bins.save, args: ["-t", table] });
+    // Only the headers and the built-in chains' rules are used: reading stops after them.
+    const input = { cmd: bins.save, args: ["-t", table], stdoutUntil: afterBuiltinRules() };
+    const out = await runner(input);
     if (out.code !== 0) throw new CommandError(bins.save, ["-t", table], out.code, out.stderr);
     return out.stdout;
   };
@@ -98,7 +100,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   const readTables = () => {
     const nat = save("nat");
     const filter = save("filter");
-    // Awaited in fullPlan; a failure there must not also surface as an unhandled rejection.
+    // Awaited in fullTail; a failure there must not also surface as an unhandled rejection.
     nat.catch(() => {});
     filter.catch(() => {});
     return { nat, filter };

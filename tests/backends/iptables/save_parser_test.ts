@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  afterBuiltinRules,
   parseIptablesSave,
   ruleComment,
   ruleTarget,
@@ -30,4 +31,69 @@ Deno.test("tokenizeRule() keeps quoted comments as one word", () => {
     "kubernetes service portals",
   );
   assert.equal(ruleTarget("-s 10.0.0.1"), null);
+});
+
+/** The lines `afterBuiltinRules()` lets through before it stops (all of them if it never does). */
+function readUntilStop(text: string): string[] {
+  const stop = afterBuiltinRules();
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    out.push(line);
+    if (stop(line)) break;
+  }
+  return out;
+}
+
+const SAVED_NAT = [
+  "*nat",
+  ":PREROUTING ACCEPT [0:0]",
+  ":INPUT ACCEPT [0:0]",
+  ":OUTPUT ACCEPT [0:0]",
+  ":POSTROUTING ACCEPT [0:0]",
+  ":KUBE-SERVICES - [0:0]",
+  ":KUBE-SVC-AAAA - [0:0]",
+  '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+  '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+  "-A POSTROUTING -j MASQUERADE",
+  "-A KUBE-SERVICES -d 172.30.0.1/32 -j KUBE-SVC-AAAA",
+  "-A KUBE-SVC-AAAA -j RETURN",
+  "COMMIT",
+].join("\n");
+
+Deno.test("afterBuiltinRules() stops at the first rule after the built-in chains' rules, all headers read", () => {
+  const read = readUntilStop(SAVED_NAT);
+  assert.equal(read.at(-1), "-A KUBE-SERVICES -d 172.30.0.1/32 -j KUBE-SVC-AAAA");
+  const nat = parseIptablesSave(read.join("\n")).get("nat")!;
+  assert.deepEqual([...nat.chains.keys()], [
+    "PREROUTING",
+    "INPUT",
+    "OUTPUT",
+    "POSTROUTING",
+    "KUBE-SERVICES",
+    "KUBE-SVC-AAAA",
+  ]);
+  assert.deepEqual(nat.rules.map((r) => r.chain), [
+    "PREROUTING",
+    "OUTPUT",
+    "POSTROUTING",
+    "KUBE-SERVICES",
+  ]);
+});
+
+Deno.test("afterBuiltinRules() reads on while a built-in chain's rules may still come (header order)", () => {
+  // A user chain printed before a built-in one: its rules come first and must not stop it.
+  const text = [
+    "*filter",
+    ":OTHER - [0:0]",
+    ":INPUT ACCEPT [0:0]",
+    ":KUBE-X - [0:0]",
+    "-A OTHER -j RETURN",
+    "-A INPUT -j KUBE-X",
+    "-A KUBE-X -j RETURN",
+    "COMMIT",
+  ].join("\n");
+  assert.equal(readUntilStop(text).at(-1), "-A KUBE-X -j RETURN");
+  // No rules beyond the built-in chains: everything is read.
+  const builtinOnly = "*filter\n:INPUT ACCEPT [0:0]\n:KUBE-X - [0:0]\n-A INPUT -j KUBE-X\nCOMMIT";
+  assert.deepEqual(readUntilStop(builtinOnly), builtinOnly.split("\n"));
 });
