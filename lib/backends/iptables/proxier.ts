@@ -32,6 +32,16 @@ import {
   restoreTailChunks,
 } from "./restore_payload.ts";
 import { afterBuiltinRules, parseIptablesSave } from "./save_parser.ts";
+import { chainDigests, changedChainLines, linesByChain, linesDigest } from "./top_level_chains.ts";
+
+/** What a full sync learns from reading the tables. */
+type TableFindings = Pick<RestoreTail, "staleNatChains" | "jumps" | "declareKubeletFirewall">;
+
+/** Digests of a render's top-level nat chains (per chain) and of its filter table. */
+interface TopLevelDigests {
+  readonly nat: ReadonlyMap<string, string>;
+  readonly filter: string;
+}
 
 /** The jumps into our chains live in built-in chains: only their rules are kept from a read. */
 const JUMP_SOURCES = new Set(IPTABLES_JUMP_CHAINS.map((j) => j.srcChain));
@@ -82,6 +92,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   let synced = false;
   /** Per-service nat chains present in the kernel after the last successful restore. */
   let ownedChains: ReadonlySet<string> = new Set<string>();
+  /** Digests of the top-level chains the last successful restore left in place. */
+  let applied: TopLevelDigests | undefined;
   /** How long the last render took (its own CPU time, not the writes); none before the first. */
   let lastRenderMs: number | undefined;
 
@@ -110,7 +122,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   const fullTail = async (
     tables: ReturnType<typeof readTables>,
     active: ReadonlySet<string>,
-  ): Promise<RestoreTail> => {
+  ): Promise<TableFindings> => {
     const nat = parseIptablesSave(await tables.nat, BUILTIN_RULES_ONLY).get("nat");
     const filter = parseIptablesSave(await tables.filter, BUILTIN_RULES_ONLY).get("filter");
     const stale = [...(nat?.chains.keys() ?? [])]
@@ -164,13 +176,19 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     let rules: IptablesRenderSummary | undefined;
     let readFailed = false;
     let plan: RestorePlan | undefined;
+    let digests: TopLevelDigests | undefined;
 
     // The input is made while iptables-restore runs: a full sync's reads of the tables start
     // once the restore has started (both spawns block this thread), the restore takes the lock
     // and reads the nat table while the first slices render, and parses each slice as it
     // comes; only the tail waits for the reads.
     async function* input(): AsyncGenerator<string> {
-      const body = { includeService: (k: string) => include.has(k), canary: full };
+      const body = {
+        includeService: (k: string) => include.has(k),
+        canary: full,
+        writeTopLevel: full,
+      };
+      const topLevelNat: string[] = [];
       const streamed = lastRenderMs === undefined
         ? state.totalEndpoints <= MAX_STREAMED_FIRST_ENDPOINTS
         : lastRenderMs < MAX_STREAMED_RENDER_MS;
@@ -187,6 +205,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       };
       let next = nextSlice();
       for (; !next.done; next = nextSlice()) {
+        for (const line of next.value) if (line.owner === null) topLevelNat.push(line.text);
         if (streamed) yield restoreSlice(next.value, body);
         else held.push(restoreSlice(next.value, body));
       }
@@ -207,9 +226,21 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         numFilterRules: r.ruleCounts.filter,
       });
       yield* held.splice(0);
-      let tail: RestoreTail;
+      // A partial sync writes the top-level chains (and the filter table) only if they changed.
+      const byChain = linesByChain(topLevelNat);
+      const d = digests = {
+        nat: chainDigests(byChain),
+        filter: linesDigest([...r.filterChains, ...r.filterRules]),
+      };
+      const changed = {
+        changedTopLevelNat: full
+          ? []
+          : changedChainLines(byChain, d.nat, applied?.nat ?? new Map()),
+        writeFilter: full || applied?.filter !== d.filter,
+      };
+      let findings: TableFindings;
       try {
-        tail = tables !== undefined ? await fullTail(tables, r.activeNatChains) : {
+        findings = tables !== undefined ? await fullTail(tables, r.activeNatChains) : {
           staleNatChains: [...ownedChains].filter((c) => !r.activeNatChains.has(c)).sort(),
           jumps: [],
           declareKubeletFirewall: false,
@@ -218,7 +249,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         readFailed = true;
         throw err;
       }
-      plan = { ...body, ...tail };
+      plan = { ...body, ...findings, ...changed };
       yield* restoreTailChunks(r, plan);
     }
 
@@ -252,13 +283,14 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       });
       throw new CommandError(bins.restore, RESTORE_ARGS, out.code, out.stderr);
     }
-    if (rules === undefined || plan === undefined) {
+    if (rules === undefined || plan === undefined || digests === undefined) {
       needFullSync = true;
       throw new Error(`${bins.restore} exited 0 without reading all its input`);
     }
     needFullSync = false;
     synced = true;
     ownedChains = rules.activeNatChains; // a fresh set per render, never changed after
+    applied = digests;
     return { full, counts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
   };
 

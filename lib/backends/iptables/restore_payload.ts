@@ -18,6 +18,11 @@ export interface RestoreBody {
   readonly includeService: (key: string) => boolean;
   /** Also (re)create KUBE-PROXY-CANARY in mangle, nat and filter. */
   readonly canary: boolean;
+  /**
+   * Write the top-level nat chains with the service chains (a full sync); a partial sync
+   * writes only those that changed, as `changedTopLevelNat` in the tail.
+   */
+  readonly writeTopLevel: boolean;
 }
 
 /** What a restore writes after the nat rules, from what the tables hold (a full sync reads it). */
@@ -28,6 +33,10 @@ export interface RestoreTail {
   readonly jumps: readonly JumpRule[];
   /** KUBE-FIREWALL does not exist yet and the rule set does not declare it. */
   readonly declareKubeletFirewall: boolean;
+  /** Lines of the top-level nat chains that changed, when the body leaves them out. */
+  readonly changedTopLevelNat: readonly string[];
+  /** Write the filter table (a partial sync leaves it out when it did not change). */
+  readonly writeFilter: boolean;
 }
 
 /** What to put in one restore besides the top-level chains. */
@@ -46,10 +55,12 @@ function* natHeadLines(plan: RestoreBody): Generator<string> {
   if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
 }
 
-/** The lines of a plan's service ports (and the top-level ones) among `lines`. */
+/** The lines of a plan's service ports (and the top-level ones, if it writes them). */
 function* keptLines(lines: readonly OwnedLine[], plan: RestoreBody): Generator<string> {
   for (const line of lines) {
-    if (line.owner === null || plan.includeService(line.owner)) yield line.text;
+    if (line.owner === null ? plan.writeTopLevel : plan.includeService(line.owner)) {
+      yield line.text;
+    }
   }
 }
 
@@ -71,24 +82,27 @@ export function restoreSlice(lines: readonly OwnedLine[], plan: RestoreBody): st
 }
 
 /**
- * The rest: stale nat chains (declared, which flushes them, then deleted: no rule written
- * above leads to them), the jumps, then the filter and mangle tables.
+ * The rest: changed top-level nat chains (a partial sync's), stale nat chains (declared, which
+ * flushes them, then deleted: no rule written above leads to them), the jumps, then the filter
+ * and mangle tables.
  */
 function* tailLines(rules: IptablesRenderSummary, plan: RestorePlan): Generator<string> {
+  yield* plan.changedTopLevelNat;
   for (const chain of plan.staleNatChains) yield chainLine(chain);
   for (const chain of plan.staleNatChains) yield `-X ${chain}`;
   for (const jump of plan.jumps) if (jump.table === "nat") yield jumpInsertLine(jump);
   yield "COMMIT";
-
-  yield "*filter";
-  yield* rules.filterChains;
-  if (plan.declareKubeletFirewall && !rules.filterChains.includes(chainLine(KUBE_FIREWALL))) {
-    yield chainLine(KUBE_FIREWALL);
+  if (plan.writeFilter) {
+    yield "*filter";
+    yield* rules.filterChains;
+    if (plan.declareKubeletFirewall && !rules.filterChains.includes(chainLine(KUBE_FIREWALL))) {
+      yield chainLine(KUBE_FIREWALL);
+    }
+    if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
+    yield* rules.filterRules;
+    for (const jump of plan.jumps) if (jump.table === "filter") yield jumpInsertLine(jump);
+    yield "COMMIT";
   }
-  if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
-  yield* rules.filterRules;
-  for (const jump of plan.jumps) if (jump.table === "filter") yield jumpInsertLine(jump);
-  yield "COMMIT";
 
   if (plan.canary) yield* ["*mangle", chainLine(KUBE_PROXY_CANARY), "COMMIT"];
 }
@@ -141,6 +155,9 @@ export function emptyNodePlan(): RestorePlan {
     jumps: [...missingJumps("filter", undefined), ...missingJumps("nat", undefined)],
     canary: true,
     declareKubeletFirewall: true,
+    writeTopLevel: true,
+    changedTopLevelNat: [],
+    writeFilter: true,
   };
 }
 
