@@ -32,16 +32,10 @@ import {
   restoreTailChunks,
 } from "./restore_payload.ts";
 import { afterBuiltinRules, parseIptablesSave } from "./save_parser.ts";
-import { chainDigests, changedChainLines, linesByChain, linesDigest } from "./top_level_chains.ts";
+import { type TopLevelDigests, topLevelWrite } from "./top_level_chains.ts";
 
 /** What a full sync learns from reading the tables. */
 type TableFindings = Pick<RestoreTail, "staleNatChains" | "jumps" | "declareKubeletFirewall">;
-
-/** Digests of a render's top-level nat chains (per chain) and of its filter table. */
-interface TopLevelDigests {
-  readonly nat: ReadonlyMap<string, string>;
-  readonly filter: string;
-}
 
 /** The jumps into our chains live in built-in chains: only their rules are kept from a read. */
 const JUMP_SOURCES = new Set(IPTABLES_JUMP_CHAINS.map((j) => j.srcChain));
@@ -227,17 +221,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       });
       yield* held.splice(0);
       // A partial sync writes the top-level chains (and the filter table) only if they changed.
-      const byChain = linesByChain(topLevelNat);
-      const d = digests = {
-        nat: chainDigests(byChain),
-        filter: linesDigest([...r.filterChains, ...r.filterRules]),
-      };
-      const changed = {
-        changedTopLevelNat: full
-          ? []
-          : changedChainLines(byChain, d.nat, applied?.nat ?? new Map()),
-        writeFilter: full || applied?.filter !== d.filter,
-      };
+      const top = topLevelWrite(topLevelNat, [...r.filterChains, ...r.filterRules], applied, full);
+      digests = top.digests;
       let findings: TableFindings;
       try {
         findings = tables !== undefined ? await fullTail(tables, r.activeNatChains) : {
@@ -249,7 +234,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         readFailed = true;
         throw err;
       }
-      plan = { ...body, ...findings, ...changed };
+      const { changedTopLevelNat, writeFilter } = top;
+      plan = { ...body, ...findings, changedTopLevelNat, writeFilter };
       yield* restoreTailChunks(r, plan);
     }
 

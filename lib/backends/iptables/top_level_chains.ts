@@ -62,3 +62,39 @@ export function changedChainLines(
   }
   return out;
 }
+
+/** Digests of a render's top-level nat chains (per chain) and of its filter table. */
+export interface TopLevelDigests {
+  readonly nat: ReadonlyMap<string, string>;
+  readonly filter: string;
+}
+
+/** What a sync writes of the top-level chains, and the digests to keep once it applied. */
+export interface TopLevelWrite {
+  readonly digests: TopLevelDigests;
+  /** The top-level nat chains' lines to write in the tail (none for a full sync). */
+  readonly changedTopLevelNat: readonly string[];
+  /** Whether the filter table is written. */
+  readonly writeFilter: boolean;
+}
+
+/**
+ * A full sync writes every top-level chain with the rest; a partial one only the nat chains
+ * and the filter table whose digests differ from `applied` (all, without it).
+ */
+export function topLevelWrite(
+  topLevelNat: readonly string[],
+  filterLines: readonly string[],
+  applied: TopLevelDigests | undefined,
+  full: boolean,
+): TopLevelWrite {
+  const byChain = linesByChain(topLevelNat);
+  const digests = { nat: chainDigests(byChain), filter: linesDigest(filterLines) };
+  return {
+    digests,
+    changedTopLevelNat: full
+      ? []
+      : changedChainLines(byChain, digests.nat, applied?.nat ?? new Map()),
+    writeFilter: full || applied?.filter !== digests.filter,
+  };
+}
