@@ -43,7 +43,7 @@ function installExitHooks(): void {
  */
 export async function createBenchNamespace(suffix: string): Promise<string> {
   await requireNetnsSupport();
-  requireCommands(["iptables-legacy-restore", "iptables-legacy-save"]);
+  requireCommands(["iptables-legacy-restore", "iptables-legacy-save", "iptables-nft-restore"]);
   installExitHooks();
   const name = `${BENCH_NETNS_PREFIX}-${suffix}`;
   if (created.size === 0) await deleteStaleNamespaces(BENCH_NETNS_PREFIX);
@@ -98,7 +98,17 @@ const decoder = new TextDecoder();
 
 /** The baseline: pipes `payload` straight into `iptables-legacy-restore --noflush --counters -w`. */
 export async function rawLegacyRestore(ns: string, payload: string): Promise<void> {
-  const args = ["netns", "exec", ns, "iptables-legacy-restore", "--noflush", "--counters", "-w"];
+  await rawRestore(ns, payload, "legacy");
+}
+
+/** The same baseline with either flavour's `iptables-<flavour>-restore`. */
+export async function rawRestore(
+  ns: string,
+  payload: string,
+  flavour: "legacy" | "nft",
+): Promise<void> {
+  const restore = `iptables-${flavour}-restore`;
+  const args = ["netns", "exec", ns, restore, "--noflush", "--counters", "-w"];
   const child = new Deno.Command("ip", { args, stdin: "piped", stdout: "null", stderr: "piped" })
     .spawn();
   const writer = child.stdin.getWriter();
@@ -107,18 +117,47 @@ export async function rawLegacyRestore(ns: string, payload: string): Promise<voi
   const out = await child.output();
   if (out.code !== 0) {
     throw new Error(
-      `Raw restore in "${ns}" exited ${out.code}: ${decoder.decode(out.stderr).trim()}`,
+      `Raw ${restore} in "${ns}" exited ${out.code}: ${decoder.decode(out.stderr).trim()}`,
     );
   }
 }
 
+/**
+ * The input upstream's proxier would send for the same partial sync: `partial` (ours) with the
+ * top-level nat chains and the filter table of `full` (a full sync's input) written whole, as
+ * upstream does on every sync. Canary and jump lines are left out (a partial sync has none).
+ */
+export function upstreamPartialPayload(partial: string, full: string): string {
+  const top = /^(:|-A )KUBE-(SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ) /;
+  const fullLines = full.split("\n");
+  const natEnd = fullLines.indexOf("COMMIT");
+  const topLevel = fullLines.slice(0, natEnd).filter((l) => top.test(l));
+  const declared = [
+    ...topLevel.filter((l) => l.startsWith(":")),
+    ...topLevel.filter((l) => !l.startsWith(":")),
+  ];
+  const filterStart = fullLines.indexOf("*filter");
+  const filter = fullLines.slice(filterStart, fullLines.indexOf("COMMIT", filterStart) + 1)
+    .filter((l) => !l.includes("KUBE-PROXY-CANARY") && !l.startsWith("-I "));
+  const lines = partial.split("\n");
+  const nat = lines.indexOf("*nat");
+  const natCommit = lines.indexOf("COMMIT", nat);
+  const ours = lines.slice(nat + 1, natCommit).filter((l) => !top.test(l));
+  return [...lines.slice(0, nat + 1), ...declared, ...ours, "COMMIT", ...filter, ""].join("\n");
+}
+
 /** Empties the nat, filter and mangle tables inside `ns` (rules and chains), as on a new node. */
 export async function emptyLegacyTables(ns: string): Promise<void> {
+  await emptyTables(ns, "legacy");
+}
+
+/** The same with either flavour's `iptables-<flavour>`. */
+export async function emptyTables(ns: string, flavour: "legacy" | "nft"): Promise<void> {
   for (const table of ["nat", "filter", "mangle"]) {
     for (const op of ["-F", "-X"]) {
-      const out = await netnsRunner(ns)({ cmd: "iptables-legacy", args: ["-t", table, op] });
+      const out = await netnsRunner(ns)({ cmd: `iptables-${flavour}`, args: ["-t", table, op] });
       if (out.code !== 0) {
-        throw new Error(`iptables-legacy -t ${table} ${op} in "${ns}" exited ${out.code}`);
+        throw new Error(`iptables-${flavour} -t ${table} ${op} in "${ns}" exited ${out.code}`);
       }
     }
   }

@@ -9,7 +9,10 @@
  * - first, N services: a new proxier's first sync on a node with empty tables (start-up on a
  *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
- *   the raw restore of that partial payload.
+ *   the raw restore of that partial payload;
+ * - partial against upstream's input, both flavours: the same move, the proxier's partial sync
+ *   vs the raw restore of the input upstream sends for it (top-level chains and the filter
+ *   table rewritten whole on every sync; see upstreamPartialPayload).
  *
  * Needs root, iproute2 and iptables-legacy; namespaces `bn-*` are removed at exit.
  */
@@ -27,6 +30,8 @@ import {
   netnsRunner,
   payloadRecorder,
   rawLegacyRestore,
+  rawRestore,
+  upstreamPartialPayload,
 } from "./bench_netns.ts";
 import { BENCH_CLUSTER_CIDRS, fullSyncState, oneServiceChangedState } from "./cluster_state.ts";
 
@@ -45,11 +50,11 @@ interface SyncLab {
   readonly payloads: readonly string[];
 }
 
-function proxierIn(ns: string) {
+function proxierIn(ns: string, flavour: "legacy" | "nft" = "legacy") {
   const recorder = payloadRecorder(netnsRunner(ns));
   const proxier = createIptablesProxier({
     family: "IPv4",
-    flavour: "legacy",
+    flavour,
     runner: recorder.run,
     ...RENDER_OPTIONS,
   });
@@ -213,8 +218,61 @@ function benchPartial(n: number, iterations: number): void {
   });
 }
 
+/** The partial move of svc0 against the raw restore of upstream's input for the same move. */
+function benchPartialVsUpstream(n: number, flavour: "legacy" | "nft", iterations: number): void {
+  const label = n.toLocaleString("en-US");
+  const group = `partial sync vs upstream's input, iptables-${flavour}, 1 of ${label} services`;
+  const states = [
+    oneServiceChangedState(n, "10.99.0.2"),
+    oneServiceChangedState(n, "10.0.0.2"),
+  ];
+  const lab = once(async () => {
+    const ns = await createBenchNamespace(`up-${flavour}${n}`);
+    const { proxier, recorder } = proxierIn(ns, flavour);
+    await proxier.sync(fullSyncState(n));
+    const full = recorder.lastRestore();
+    const upstream: string[] = [];
+    for (const s of states) {
+      const report = await proxier.sync(s);
+      if (report.full) throw new Error("Expected a partial sync after the first full one");
+      upstream.push(upstreamPartialPayload(recorder.lastRestore(), full));
+    }
+    return { ns, proxier, upstream };
+  });
+  const common = { group, n: iterations, warmup: 1 };
+  let rawTurn = 0;
+  let syncTurn = 0;
+  Deno.bench({
+    ...common,
+    name: `iptables-${flavour}-restore, raw, upstream's input (1 of ${label})`,
+    baseline: true,
+    async fn(b) {
+      const { ns, upstream } = await lab();
+      const payload = upstream[rawTurn++ % upstream.length]!;
+      b.start();
+      await rawRestore(ns, payload, flavour);
+      b.end();
+    },
+  });
+  Deno.bench({
+    ...common,
+    name: `proxier partial sync, iptables-${flavour} (1 of ${label}; vs upstream's input)`,
+    async fn(b) {
+      const { proxier } = await lab();
+      const s = states[syncTurn++ % states.length]!;
+      b.start();
+      const report = await proxier.sync(s);
+      b.end();
+      if (report.full) throw new Error("Expected a partial sync, the proxier did a full one");
+    },
+  });
+}
+
 benchFirst(1_000, 10);
 benchFull(1_000, 10);
 benchFirst(10_000, 5);
 benchFull(10_000, 5);
 benchPartial(10_000, 10);
+benchPartialVsUpstream(10_000, "legacy", 10);
+benchPartialVsUpstream(1_000, "nft", 10);
+benchPartialVsUpstream(10_000, "nft", 10);
