@@ -147,11 +147,6 @@ export function upstreamPartialPayload(partial: string, full: string): string {
 }
 
 /** Empties the nat, filter and mangle tables inside `ns` (rules and chains), as on a new node. */
-export async function emptyLegacyTables(ns: string): Promise<void> {
-  await emptyTables(ns, "legacy");
-}
-
-/** The same with either flavour's `iptables-<flavour>`. */
 export async function emptyTables(ns: string, flavour: "legacy" | "nft"): Promise<void> {
   for (const table of ["nat", "filter", "mangle"]) {
     for (const op of ["-F", "-X"]) {

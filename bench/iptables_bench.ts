@@ -25,7 +25,7 @@ import type { ProxyBackend } from "../lib/backends/mod.ts";
 import type { ProxyState } from "../lib/proxy/mod.ts";
 import {
   createBenchNamespace,
-  emptyLegacyTables,
+  emptyTables,
   natRuleCount,
   netnsRunner,
   payloadRecorder,
@@ -80,19 +80,33 @@ function fullSyncLab(n: number, state: ProxyState): () => Promise<SyncLab> {
   });
 }
 
-/** A namespace holding N services plus the two partial payloads that move svc0's endpoint. */
-function partialSyncLab(n: number, states: readonly ProxyState[]): () => Promise<SyncLab> {
+/** The two states a partial-sync bench alternates between: svc0's endpoint moves back and forth. */
+function movedStates(n: number): ProxyState[] {
+  return [oneServiceChangedState(n, "10.99.0.2"), oneServiceChangedState(n, "10.0.0.2")];
+}
+
+/**
+ * A namespace holding N services (one full sync) plus the two partial payloads that move svc0's
+ * endpoint; with `againstUpstream`, the input upstream would send for each move instead.
+ */
+function partialSyncLab(
+  n: number,
+  flavour: "legacy" | "nft",
+  againstUpstream: boolean,
+): () => Promise<SyncLab> {
   return once(async () => {
-    const ns = await createBenchNamespace(`part${n}`);
-    const { proxier, recorder } = proxierIn(ns);
+    const ns = await createBenchNamespace(`${againstUpstream ? "up" : "part"}-${flavour}${n}`);
+    const { proxier, recorder } = proxierIn(ns, flavour);
     await proxier.sync(fullSyncState(n));
+    const full = recorder.lastRestore();
     const payloads: string[] = [];
-    for (const s of states) {
+    for (const s of movedStates(n)) {
       const report = await proxier.sync(s);
       if (report.full) throw new Error("Expected a partial sync after the first full one");
-      payloads.push(recorder.lastRestore());
+      const ours = recorder.lastRestore();
+      payloads.push(againstUpstream ? upstreamPartialPayload(ours, full) : ours);
     }
-    await expectServices(ns, n);
+    if (flavour === "legacy") await expectServices(ns, n);
     return { ns, proxier, payloads };
   });
 }
@@ -160,7 +174,7 @@ function benchFirst(n: number, iterations: number): void {
     baseline: true,
     async fn(b) {
       const { ns, payloads } = await lab();
-      await emptyLegacyTables(ns);
+      await emptyTables(ns, "legacy");
       b.start();
       await rawLegacyRestore(ns, payloads[0]!);
       b.end();
@@ -171,7 +185,7 @@ function benchFirst(n: number, iterations: number): void {
     name: `new proxier's first sync, empty tables (${label} services)`,
     async fn(b) {
       const { ns } = await lab();
-      await emptyLegacyTables(ns);
+      await emptyTables(ns, "legacy");
       const { proxier } = proxierIn(ns);
       b.start();
       await proxier.sync(state);
@@ -180,75 +194,34 @@ function benchFirst(n: number, iterations: number): void {
   });
 }
 
-function benchPartial(n: number, iterations: number): void {
+/**
+ * One endpoint moves in N services: the proxier's partial sync vs the raw restore of its own
+ * payload, or (`againstUpstream`) of the input upstream would send for the same move.
+ */
+function benchPartial(
+  n: number,
+  iterations: number,
+  flavour: "legacy" | "nft",
+  againstUpstream: boolean,
+): void {
   const label = n.toLocaleString("en-US");
-  const group = `partial sync, 1 of ${label} services`;
-  const states = [
-    oneServiceChangedState(n, "10.99.0.2"),
-    oneServiceChangedState(n, "10.0.0.2"),
-  ];
-  const lab = partialSyncLab(n, states);
+  const group = againstUpstream
+    ? `partial sync vs upstream's input, iptables-${flavour}, 1 of ${label} services`
+    : `partial sync, 1 of ${label} services`;
+  const states = movedStates(n);
+  const lab = partialSyncLab(n, flavour, againstUpstream);
   const common = { group, n: iterations, warmup: 1 };
+  const input = againstUpstream ? ", upstream's input" : "";
   let rawTurn = 0;
   let syncTurn = 0;
 
   Deno.bench({
     ...common,
-    name: `iptables-legacy-restore, raw (1 of ${label} services)`,
+    name: `iptables-${flavour}-restore, raw${input} (1 of ${label} services)`,
     baseline: true,
     async fn(b) {
       const { ns, payloads } = await lab();
       const payload = payloads[rawTurn++ % payloads.length]!;
-      b.start();
-      await rawLegacyRestore(ns, payload);
-      b.end();
-    },
-  });
-  Deno.bench({
-    ...common,
-    name: `proxier partial sync (1 of ${label} services)`,
-    async fn(b) {
-      const { proxier } = await lab();
-      const s = states[syncTurn++ % states.length]!;
-      b.start();
-      const report = await proxier.sync(s);
-      b.end();
-      if (report.full) throw new Error("Expected a partial sync, the proxier did a full one");
-    },
-  });
-}
-
-/** The partial move of svc0 against the raw restore of upstream's input for the same move. */
-function benchPartialVsUpstream(n: number, flavour: "legacy" | "nft", iterations: number): void {
-  const label = n.toLocaleString("en-US");
-  const group = `partial sync vs upstream's input, iptables-${flavour}, 1 of ${label} services`;
-  const states = [
-    oneServiceChangedState(n, "10.99.0.2"),
-    oneServiceChangedState(n, "10.0.0.2"),
-  ];
-  const lab = once(async () => {
-    const ns = await createBenchNamespace(`up-${flavour}${n}`);
-    const { proxier, recorder } = proxierIn(ns, flavour);
-    await proxier.sync(fullSyncState(n));
-    const full = recorder.lastRestore();
-    const upstream: string[] = [];
-    for (const s of states) {
-      const report = await proxier.sync(s);
-      if (report.full) throw new Error("Expected a partial sync after the first full one");
-      upstream.push(upstreamPartialPayload(recorder.lastRestore(), full));
-    }
-    return { ns, proxier, upstream };
-  });
-  const common = { group, n: iterations, warmup: 1 };
-  let rawTurn = 0;
-  let syncTurn = 0;
-  Deno.bench({
-    ...common,
-    name: `iptables-${flavour}-restore, raw, upstream's input (1 of ${label})`,
-    baseline: true,
-    async fn(b) {
-      const { ns, upstream } = await lab();
-      const payload = upstream[rawTurn++ % upstream.length]!;
       b.start();
       await rawRestore(ns, payload, flavour);
       b.end();
@@ -256,7 +229,9 @@ function benchPartialVsUpstream(n: number, flavour: "legacy" | "nft", iterations
   });
   Deno.bench({
     ...common,
-    name: `proxier partial sync, iptables-${flavour} (1 of ${label}; vs upstream's input)`,
+    name: `proxier partial sync, iptables-${flavour} (1 of ${label} services${
+      againstUpstream ? "; vs upstream's input" : ""
+    })`,
     async fn(b) {
       const { proxier } = await lab();
       const s = states[syncTurn++ % states.length]!;
@@ -272,7 +247,7 @@ benchFirst(1_000, 10);
 benchFull(1_000, 10);
 benchFirst(10_000, 5);
 benchFull(10_000, 5);
-benchPartial(10_000, 10);
-benchPartialVsUpstream(10_000, "legacy", 10);
-benchPartialVsUpstream(1_000, "nft", 10);
-benchPartialVsUpstream(10_000, "nft", 10);
+benchPartial(10_000, 10, "legacy", false);
+benchPartial(10_000, 10, "legacy", true);
+benchPartial(1_000, 10, "nft", true);
+benchPartial(10_000, 10, "nft", true);
