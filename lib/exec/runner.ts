@@ -111,10 +111,15 @@ export const denoCommandRunner: CommandRunner = async (input) => {
     throw err;
   }
   const producerFailed = pieces === undefined ? undefined : await feed(child, pieces);
-  if (input.stdoutUntil !== undefined) return await readUntil(child, input.stdoutUntil);
-  const out = await child.output();
+  const out = input.stdoutUntil !== undefined
+    ? await readUntil(child, input.stdoutUntil)
+    : await child.output().then((o) => ({
+      code: o.code,
+      stdout: decoder.decode(o.stdout),
+      stderr: decoder.decode(o.stderr),
+    }));
   if (producerFailed !== undefined) throw producerFailed.err;
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+  return out;
 };
 
 /**
