@@ -19,7 +19,7 @@ import {
   type IptablesFlavour,
   RESTORE_ARGS,
 } from "./flavour.ts";
-import { IPTABLES_JUMP_CHAINS, missingJumps } from "./jump_chains.ts";
+import { missingJumps } from "./jump_chains.ts";
 import type { LocalAddressLister } from "../../net/mod.ts";
 import { type IptablesRenderSummary, renderIptables, renderIptablesSlices } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
@@ -36,10 +36,6 @@ import { type TopLevelDigests, topLevelWrite } from "./top_level_chains.ts";
 
 /** What a full sync learns from reading the tables. */
 type TableFindings = Pick<RestoreTail, "staleNatChains" | "jumps" | "declareKubeletFirewall">;
-
-/** The jumps into our chains live in built-in chains: only their rules are kept from a read. */
-const JUMP_SOURCES = new Set(IPTABLES_JUMP_CHAINS.map((j) => j.srcChain));
-const BUILTIN_RULES_ONLY = { rulesOf: (chain: string) => JUMP_SOURCES.has(chain) };
 
 /**
  * How to build an iptables proxier; everything but `family` has upstream's default. The
@@ -117,8 +113,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     tables: ReturnType<typeof readTables>,
     active: ReadonlySet<string>,
   ): Promise<TableFindings> => {
-    const nat = parseIptablesSave(await tables.nat, BUILTIN_RULES_ONLY).get("nat");
-    const filter = parseIptablesSave(await tables.filter, BUILTIN_RULES_ONLY).get("filter");
+    const nat = parseIptablesSave(await tables.nat).get("nat");
+    const filter = parseIptablesSave(await tables.filter).get("filter");
     const stale = [...(nat?.chains.keys() ?? [])]
       .filter((c) => isServiceChainName(c) && !active.has(c))
       .sort();

@@ -25,18 +25,8 @@ export interface SavedTable {
   readonly rules: SavedRule[];
 }
 
-/** What parseIptablesSave keeps. */
-export interface SaveParseOptions {
-  /** Keep only the rules of chains this accepts (all by default): reading less is faster. */
-  readonly rulesOf?: (chain: string) => boolean;
-}
-
 /** Parses iptables-save text into tables keyed by name; unknown lines are ignored. */
-export function parseIptablesSave(
-  text: string,
-  options: SaveParseOptions = {},
-): Map<string, SavedTable> {
-  const rulesOf = options.rulesOf;
+export function parseIptablesSave(text: string): Map<string, SavedTable> {
   const tables = new Map<string, SavedTable>();
   let current: SavedTable | null = null;
   for (const raw of text.split("\n")) {
@@ -57,7 +47,6 @@ export function parseIptablesSave(
       const rest = line.slice(3);
       const space = rest.indexOf(" ");
       const chain = space === -1 ? rest : rest.slice(0, space);
-      if (rulesOf !== undefined && !rulesOf(chain)) continue;
       const spec = space === -1 ? "" : rest.slice(space + 1);
       current.rules.push({ chain, spec });
     }
