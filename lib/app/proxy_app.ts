@@ -122,10 +122,10 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
 
   const sink: ObjectSink = {
     onEvent(event: ObjectEvent) {
-      tracker.handleEvent(event);
+      const due = tracker.handleEvent(event);
       if (event.kind === "Service") metrics.serviceChangesTotal.inc();
       if (event.kind === "EndpointSlice") metrics.endpointChangesTotal.inc();
-      if (tracker.isSynced()) queue();
+      if (due && tracker.isSynced()) queue();
     },
     onSynced(kind: ObjectKind) {
       tracker.markSynced(kind);

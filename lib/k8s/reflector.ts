@@ -2,7 +2,7 @@
  * The list+watch loop for one kind (client-go's Reflector, thinly): list (first with
  * resourceVersion=0, which kube-apiserver answers whole from its watch cache; following continue
  * tokens when the server pages anyway), then watch from the list's resourceVersion with bookmarks and a randomised server-side timeout; resume
- * every new watch from the last resourceVersion seen; relist on 410 and diff against the cache;
+ * every new watch from the last resourceVersion seen; relist on 410 and diff against the resourceVersions seen;
  * back off with jitter on errors (Retry-After first); notice a silent connection with an idle
  * timeout; count and skip past a malformed line by rewatching. Never throws; stops on abort.
  *
@@ -17,7 +17,7 @@ import type { EventType } from "../source/mod.ts";
 import { type Clock, sleep, systemClock } from "../sync/mod.ts";
 import { ApiStatusError, isNotServedError, needsRelist, statusError } from "./api_errors.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
-import { diffRelist, objectKey, sameObject } from "./relist_diff.ts";
+import { diffRelist, objectKey, sameVersion, versionOf } from "./relist_diff.ts";
 import { stripManagedFields } from "./strip_managed_fields.ts";
 import { fetchListPage, responseFailure } from "./list_page.ts";
 import { type ResourceSpec, watchQuery, watchTimeoutSeconds } from "./resources.ts";
@@ -76,8 +76,8 @@ export interface Reflector {
   stats(): Readonly<ReflectorStats>;
   /** The resourceVersion the next watch would start from ("" before the first list). */
   resourceVersion(): string;
-  /** The objects as last seen, by "namespace/name". */
-  cached(): ReadonlyMap<string, KubeObject>;
+  /** The resourceVersion of each object as last seen, by "namespace/name". */
+  versions(): ReadonlyMap<string, string>;
 }
 
 /** How a watch that opened came to an end. */
@@ -104,7 +104,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
     expired: 0,
     errors: 0,
   };
-  let cache = new Map<string, KubeObject>();
+  let cache = new Map<string, string>();
   let lastRV = "";
   let synced = false;
   /** The last list failed with 410 or a too-large RV: the next list is a consistent read. */
@@ -195,7 +195,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
     }
   }
 
-  /** Applies one object event to the cache; emits it when it changes something. */
+  /** Applies one object event to the cache; emits it unless it is the version already seen. */
   function apply(type: "ADDED" | "MODIFIED" | "DELETED", object: KubeObject): void {
     const key = objectKey(object);
     const old = cache.get(key);
@@ -205,9 +205,9 @@ export function createReflector(options: ReflectorOptions): Reflector {
       emit("DELETED", object);
       return;
     }
-    cache.set(key, object);
+    cache.set(key, versionOf(object));
     if (old === undefined) emit("ADDED", object);
-    else if (!sameObject(old, object)) emit("MODIFIED", object);
+    else if (!sameVersion(old, object)) emit("MODIFIED", object);
   }
 
   /** One watch from lastRV; returns how it ended, or throws for HTTP errors and ERROR events. */
@@ -374,6 +374,6 @@ export function createReflector(options: ReflectorOptions): Reflector {
     },
     stats: () => ({ ...stats }),
     resourceVersion: () => lastRV,
-    cached: () => cache,
+    versions: () => cache,
   };
 }

@@ -1,9 +1,11 @@
 /**
- * The cache a watch keeps per kind, and the diff of a fresh list against it: after a relist
- * (410, restart with a new history) only objects that really changed become events, so no rule
- * is torn down and rebuilt for nothing.
+ * What a watch remembers per kind, and the diff of a fresh list against it. Only each object's
+ * key and resourceVersion are kept, not the object: the change trackers hold the validated form,
+ * and a copy of every raw Service and EndpointSlice cost ~3 MB per 1,000 services (~30 MB at
+ * 10,000). A relist (410, restart with a new history) hands on only objects whose
+ * resourceVersion moved; the trackers drop those whose content is the same, and the proxy syncs
+ * only when something stays pending, so unchanged rules are not touched.
  */
-import { deepEqual } from "../proxy/mod.ts";
 import type { KubeObject } from "./watch_lines.ts";
 
 /** The cache key of an object: "namespace/name", or "name" for cluster-scoped objects. */
@@ -13,51 +15,59 @@ export function objectKey(object: KubeObject): string {
   return ns === "" ? name : `${ns}/${name}`;
 }
 
-/** The object without the fields that change on every write or differ list vs watch. */
-function comparable(object: KubeObject): unknown {
-  const { apiVersion: _a, kind: _k, metadata, ...rest } = object as Record<string, unknown> & {
-    metadata?: Record<string, unknown>;
-  };
-  if (!metadata) return rest;
-  const { resourceVersion: _rv, managedFields: _mf, ...meta } = metadata;
-  return { ...rest, metadata: meta };
+/** An object's resourceVersion, "" when it has none. */
+export function versionOf(object: KubeObject): string {
+  const rv = object.metadata?.resourceVersion;
+  return typeof rv === "string" ? rv : "";
 }
 
 /**
- * True when `next` carries nothing new compared with `cached`: the same resourceVersion, or
- * equal content apart from resourceVersion, managedFields, kind and apiVersion (a server whose
- * history restarted hands out new resourceVersions for the same objects).
+ * True when `next` is the version already seen: the same non-empty resourceVersion. An object
+ * without one is always handed on (the trackers compare content).
  */
-export function sameObject(cached: KubeObject, next: KubeObject): boolean {
-  const a = cached.metadata?.resourceVersion;
-  if (a !== undefined && a !== "" && a === next.metadata?.resourceVersion) return true;
-  return deepEqual(comparable(cached), comparable(next));
+export function sameVersion(seen: string | undefined, next: KubeObject): boolean {
+  return seen !== undefined && seen !== "" && seen === versionOf(next);
+}
+
+/**
+ * A deleted object as the cache can still describe it: its key's namespace and name, which is
+ * all a DELETED event's consumer reads.
+ */
+export function deletedStub(key: string, resourceVersion: string): KubeObject {
+  const slash = key.indexOf("/");
+  const metadata = slash < 0
+    ? { name: key, resourceVersion }
+    : { namespace: key.slice(0, slash), name: key.slice(slash + 1), resourceVersion };
+  return { metadata };
 }
 
 /** One change found by diffRelist. */
 export interface CacheChange<T extends KubeObject> {
   readonly type: "ADDED" | "MODIFIED" | "DELETED";
-  readonly object: T;
+  readonly object: T | KubeObject;
 }
 
 /**
- * Compares a complete list with the cache. Returns the changes (additions and modifications
- * in list order, then deletions in key order) and the new cache, which holds the listed
- * objects (so their new resourceVersions are remembered even when no event is due).
+ * Compares a complete list with the versions seen so far. Returns the changes (additions and
+ * version changes in list order, then deletions in key order, as stubs) and the new versions.
  */
 export function diffRelist<T extends KubeObject>(
-  cache: ReadonlyMap<string, T>,
+  versions: ReadonlyMap<string, string>,
   items: readonly T[],
-): { changes: CacheChange<T>[]; next: Map<string, T> } {
-  const next = new Map<string, T>();
+): { changes: CacheChange<T>[]; next: Map<string, string> } {
+  const listed = new Map<string, T>();
+  for (const item of items) listed.set(objectKey(item), item); // a duplicate: the last one wins
+  const next = new Map<string, string>();
   const changes: CacheChange<T>[] = [];
-  for (const item of items) next.set(objectKey(item), item); // a duplicate: the last one wins
-  for (const [key, item] of next) {
-    const old = cache.get(key);
-    if (old === undefined) changes.push({ type: "ADDED", object: item });
-    else if (!sameObject(old, item)) changes.push({ type: "MODIFIED", object: item });
+  for (const [key, item] of listed) {
+    next.set(key, versionOf(item));
+    const seen = versions.get(key);
+    if (seen === undefined) changes.push({ type: "ADDED", object: item });
+    else if (!sameVersion(seen, item)) changes.push({ type: "MODIFIED", object: item });
   }
-  const gone = [...cache.keys()].filter((k) => !next.has(k)).sort();
-  for (const key of gone) changes.push({ type: "DELETED", object: cache.get(key) as T });
+  const gone = [...versions.keys()].filter((k) => !listed.has(k)).sort();
+  for (const key of gone) {
+    changes.push({ type: "DELETED", object: deletedStub(key, versions.get(key)!) });
+  }
   return { changes, next };
 }

@@ -39,8 +39,13 @@ export interface ProxyTrackerOptions {
 
 /** What the app asks of the brain. */
 export interface ProxyTracker {
-  /** Applies one source event (Node events only for this node). */
-  handleEvent(event: ObjectEvent): void;
+  /**
+   * Applies one source event (Node events only for this node). Returns whether a sync is due, as
+   * upstream's handlers decide it: a Service or slice change that left something pending, a
+   * changed Node status, any ServiceCIDR event. An update that changes nothing (a relist's new
+   * resourceVersion, a Node heartbeat) returns false.
+   */
+  handleEvent(event: ObjectEvent): boolean;
   /** The source delivered the initial state of `kind`. */
   markSynced(kind: ObjectKind): void;
   /** True once Services and EndpointSlices have synced: no rules are written before that. */
@@ -268,12 +273,23 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
     return state;
   };
 
+  /** Whether any counted family has a Service or slice change pending. */
+  const anyPending = () =>
+    countedFamilies().some(([, st]) => st.services.size > 0 || st.slices.size > 0);
+
   return {
     handleEvent(event) {
       if (event.kind === "Service") handleService(event);
       else if (event.kind === "EndpointSlice") handleSlice(event);
-      else if (event.kind === "Node") handleNode(event);
-      else if (event.kind === "ServiceCIDR") handleServiceCIDR(event);
+      else if (event.kind === "Node") {
+        const before = nodeStatus;
+        handleNode(event);
+        return !deepEqual(before, nodeStatus);
+      } else if (event.kind === "ServiceCIDR") {
+        handleServiceCIDR(event);
+        return true;
+      }
+      return anyPending();
     },
     markSynced(kind) {
       synced.add(kind);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
 import { Registry } from "../../lib/metrics/prom.ts";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
 import { NO_BACKEND_METRICS } from "../../lib/backends/mod.ts";
@@ -134,6 +135,46 @@ Deno.test("createProxyApp() idles as upstream: no sync without changes but the h
     await t.clock.advance(51 * 60_000);
     assert.equal(restores(), restoresBefore + 1, "the hourly sync");
     assert.match(t.lines.join("\n"), /kind="full"[^\n]*$/m);
+  } finally {
+    await t.stop();
+  }
+});
+
+Deno.test("createProxyApp() syncs nothing for updates that change nothing: a new history's relist, a Node heartbeat", async () => {
+  const t = setup();
+  try {
+    await t.start(webSlice(["10.0.1.2"]));
+    const restores = () => t.ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
+    const before = restores();
+    const node = (rv: string, heartbeat: number): V1Node => ({
+      metadata: { name: "node1", resourceVersion: rv, labels: { zone: "a" } },
+      status: {
+        conditions: [{ type: "Ready", status: "True", lastHeartbeatTime: new Date(heartbeat) }],
+      },
+    });
+    t.sink().onEvent({ kind: "Node", type: "ADDED", object: node("1", 1) });
+    await t.clock.advance(2000);
+    const afterNode = restores();
+    // What the reflector hands on after a relist from a server with a new history: the same
+    // objects under new resourceVersions; then a heartbeat of the same Node.
+    const again = <T extends { metadata?: object }>(o: T, rv: string): T => ({
+      ...o,
+      metadata: { ...o.metadata, resourceVersion: rv },
+    });
+    t.sink().onEvent({ kind: "Service", type: "MODIFIED", object: again(webService, "900") });
+    t.sink().onEvent({
+      kind: "EndpointSlice",
+      type: "MODIFIED",
+      object: again(webSlice(["10.0.1.2"]), "901"),
+    });
+    t.sink().onEvent({ kind: "Node", type: "MODIFIED", object: node("902", 2) });
+    await t.clock.advance(5000);
+    assert.equal(restores(), afterNode, "no restore for content that did not change");
+    t.sink().onEvent({ kind: "EndpointSlice", type: "MODIFIED", object: webSlice(["10.0.1.3"]) });
+    await t.clock.advance(2000);
+    assert.equal(restores(), afterNode + 1, "a real change still syncs");
+    assert.ok(afterNode >= before);
+    assert.match(t.nat(), /DNAT --to-destination 10\.0\.1\.3:8080/);
   } finally {
     await t.stop();
   }

@@ -283,3 +283,29 @@ Deno.test("ProxyTracker at 10,000 services reports exactly the changed keys", ()
   assert.equal(second.services.get("ns1/svc40:p80/TCP"), first.services.get("ns1/svc40:p80/TCP"));
   assert.equal(second.services.get("ns1/svc999:p80/TCP"), first.services.get("ns1/svc999:p80/TCP"));
 });
+
+Deno.test("ProxyTracker handleEvent() says a sync is due only when something changed", () => {
+  const t = tracker();
+  const withVersion = <T extends { metadata?: object }>(o: T, rv: string): T => ({
+    ...o,
+    metadata: { ...o.metadata, resourceVersion: rv },
+  });
+  assert.equal(t.handleEvent(svcEvent("ADDED", makeService("ns1", "svc1"))), true);
+  const slice = makeSlice("ns1", "svc1-a", "svc1", [{ ip: "10.0.0.1" }]);
+  assert.equal(t.handleEvent(sliceEvent("ADDED", slice)), true);
+  assert.equal(t.handleEvent(nodeEvent("ADDED", makeNode({ zone: "a" }))), true);
+  t.snapshot("IPv4");
+  t.snapshot("IPv6");
+  // A relist from a server with a new history: same content, new resourceVersions.
+  const same = svcEvent("MODIFIED", withVersion(makeService("ns1", "svc1"), "900"));
+  assert.equal(t.handleEvent(same), false);
+  assert.equal(t.handleEvent(sliceEvent("MODIFIED", withVersion(slice, "901"))), false);
+  assert.equal(
+    t.handleEvent(nodeEvent("MODIFIED", withVersion(makeNode({ zone: "a" }), "902"))),
+    false,
+  );
+  assert.deepEqual(t.pending(), { services: 0, endpoints: 0 });
+  const moved = makeSlice("ns1", "svc1-a", "svc1", [{ ip: "10.0.0.2" }]);
+  assert.equal(t.handleEvent(sliceEvent("MODIFIED", moved)), true);
+  assert.equal(t.handleEvent(nodeEvent("MODIFIED", makeNode({ zone: "b" }))), true);
+});
