@@ -52,10 +52,22 @@ export async function createBenchNamespace(suffix: string): Promise<string> {
   return name;
 }
 
-/** Runs every command inside namespace `ns` through `ip netns exec`. */
+/**
+ * `cmd args` run inside namespace `ns` by `nsenter --net`, which only joins the network
+ * namespace: about 3 ms lighter per command than `ip netns exec` (which also makes a mount
+ * namespace and remounts /sys), so the wrapper weighs less in a sync that runs three commands
+ * against a floor that runs one. Neither the program nor upstream runs any wrapper on a node.
+ */
+export function inNamespace(ns: string, cmd: string, args: readonly string[]): [string, string[]] {
+  return ["nsenter", [`--net=/run/netns/${ns}`, cmd, ...args]];
+}
+
+/** Runs every command inside namespace `ns` (see inNamespace). */
 export function netnsRunner(ns: string, runner: CommandRunner = denoCommandRunner): CommandRunner {
-  return (input) =>
-    runner({ ...input, cmd: "ip", args: ["netns", "exec", ns, input.cmd, ...input.args] });
+  return (input) => {
+    const [cmd, args] = inNamespace(ns, input.cmd, input.args);
+    return runner({ ...input, cmd, args });
+  };
 }
 
 /**
@@ -108,8 +120,8 @@ export async function rawRestore(
   flavour: "legacy" | "nft",
 ): Promise<void> {
   const restore = `iptables-${flavour}-restore`;
-  const args = ["netns", "exec", ns, restore, "--noflush", "--counters", "-w"];
-  const child = new Deno.Command("ip", { args, stdin: "piped", stdout: "null", stderr: "piped" })
+  const [cmd, args] = inNamespace(ns, restore, ["--noflush", "--counters", "-w"]);
+  const child = new Deno.Command(cmd, { args, stdin: "piped", stdout: "null", stderr: "piped" })
     .spawn();
   const writer = child.stdin.getWriter();
   await writer.write(encoder.encode(payload));
