@@ -2,7 +2,6 @@
 import { CommandFailure } from "./lib/app/command_failure.ts";
 import { cleanupCommand, renderCommand, writeConfigCommand } from "./lib/app/commands.ts";
 import { runCommand } from "./lib/app/run_command.ts";
-import { traceCommand } from "./lib/app/trace_command.ts";
 import { ConfigError, helpText, parseCommandLine, VERSION } from "./lib/config/mod.ts";
 import { denoCommandRunner } from "./lib/exec/mod.ts";
 import { createLogger } from "./lib/log/mod.ts";
@@ -41,6 +40,8 @@ async function main(args: string[]): Promise<number> {
         await Deno.stdout.write(new TextEncoder().encode(await renderCommand(config, logger)));
         return 0;
       case "trace": {
+        // Loaded only here: the tracers of every mode are no part of a running proxy.
+        const { traceCommand } = await import("./lib/app/trace_command.ts");
         const outcome = await traceCommand(config, cl.trace!, {
           runner: denoCommandRunner,
           logger,

@@ -1,5 +1,5 @@
 /** The one-shot commands: `render`, `--cleanup` and `--write-config-to`. */
-import { CLEANUP_ORDER, cleanupModes, ModeUnavailableError, PROXY_MODES } from "../backends/mod.ts";
+import { CLEANUP_ORDER, cleanupModes, loadMode, ModeUnavailableError } from "../backends/mod.ts";
 import { configToYaml, type ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
@@ -32,7 +32,8 @@ export async function renderCommand(config: ProxyConfig, logger: Logger): Promis
   const states = (["IPv4", "IPv6"] as IPFamily[])
     .map((family) => tracker.snapshot(family))
     .filter((s) => s.family === "IPv4" || s.services.size > 0);
-  return await asCommandFailure(() => PROXY_MODES[config.mode].render(config, states));
+  const mode = await loadMode(config.mode);
+  return await asCommandFailure(() => mode.render(config, states));
 }
 
 /**

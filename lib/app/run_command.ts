@@ -1,6 +1,6 @@
 /** The long-running proxy: prepare the chosen mode, start the app and its servers. */
 import { Registry } from "../metrics/prom.ts";
-import { cleanupModes, leftoverModes, PROXY_MODES } from "../backends/mod.ts";
+import { cleanupModes, leftoverModes, loadMode } from "../backends/mod.ts";
 import type { ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
@@ -68,7 +68,7 @@ async function runWithSource(
   signal: AbortSignal,
   source: EarlySource,
 ): Promise<void> {
-  const mode = PROXY_MODES[config.mode];
+  const mode = await loadMode(config.mode);
   const prepared = await asCommandFailure(() => mode.prepare({ config, runner, logger }));
   logger.info(mode.startMessage, {
     ...prepared.details,

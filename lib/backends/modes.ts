@@ -1,20 +1,35 @@
 /**
  * The one map of proxy modes, and which modes' leftovers each mode removes at start. Modes are
- * picked here by name, never registered by import side effects.
+ * picked here by name, never registered by import side effects. A mode's module is loaded only
+ * when that mode is asked for: a node runs one mode, so the other two (their renderers,
+ * proxiers and parsers, ~2 MB of a running proxy) stay unloaded; removing a mode's leftovers
+ * loads only that mode's cleanup.
  */
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { iptablesMode } from "./iptables/mod.ts";
-import { ipvsMode } from "./ipvs/mod.ts";
 import type { ProxyMode, ProxyModeName } from "./mode.ts";
-import { nftablesMode } from "./nftables/mod.ts";
 
 /** Every mode `--proxy-mode` can name. */
-export const PROXY_MODES: Readonly<Record<ProxyModeName, ProxyMode>> = {
-  iptables: iptablesMode,
-  ipvs: ipvsMode,
-  nftables: nftablesMode,
+export const PROXY_MODE_NAMES: readonly ProxyModeName[] = ["iptables", "ipvs", "nftables"];
+
+const MODE_MODULES: Readonly<Record<ProxyModeName, () => Promise<ProxyMode>>> = {
+  iptables: async () => (await import("./iptables/mode.ts")).iptablesMode,
+  ipvs: async () => (await import("./ipvs/mode.ts")).ipvsMode,
+  nftables: async () => (await import("./nftables/mode.ts")).nftablesMode,
 };
+
+type Cleanup = ProxyMode["cleanup"];
+
+const MODE_CLEANUPS: Readonly<Record<ProxyModeName, () => Promise<Cleanup>>> = {
+  iptables: async () => (await import("./iptables/cleanup.ts")).cleanupIptables,
+  ipvs: async () => (await import("./ipvs/cleanup.ts")).cleanupIpvs,
+  nftables: async () => (await import("./nftables/cleanup.ts")).cleanupNftables,
+};
+
+/** The mode `--proxy-mode` names, its module loaded on first use. */
+export function loadMode(name: ProxyModeName): Promise<ProxyMode> {
+  return MODE_MODULES[name]();
+}
 
 /**
  * The order `--cleanup` removes every mode's state in: iptables first, because an ipset (IPVS
@@ -43,7 +58,8 @@ export async function cleanupModes(
   const failed: ProxyModeName[] = [];
   for (const name of CLEANUP_ORDER.filter((m) => modes.includes(m))) {
     try {
-      await PROXY_MODES[name].cleanup(runner, logger);
+      const cleanup = await MODE_CLEANUPS[name]();
+      await cleanup(runner, logger);
       logger.debug(2, "Cleaned up leftover state", { mode: name });
     } catch (err) {
       logger.error("Error cleaning up leftover state", { mode: name, err });

@@ -4,10 +4,12 @@ import { createNftablesMode, parseNftVersion } from "../../lib/backends/nftables
 import {
   cleanupModes,
   leftoverModes,
+  loadMode,
   ModeUnavailableError,
-  PROXY_MODES,
+  PROXY_MODE_NAMES,
 } from "../../lib/backends/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
+import { PROXY_MODES as PROXY_MODES_OF_THE_CONFIG } from "../../lib/config/schema.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../lib/exec/mod.ts";
 import { createMemoryLogger, silentLogger } from "../../lib/log/mod.ts";
 import { fakeNode, seedEveryMode } from "../support/fake_node.ts";
@@ -19,11 +21,11 @@ const context = (runner: CommandRunner) => ({
   logger: silentLogger,
 });
 
-Deno.test("PROXY_MODES holds every --proxy-mode, each under its own name", () => {
-  assert.deepEqual(Object.keys(PROXY_MODES).sort(), ["iptables", "ipvs", "nftables"]);
-  for (const [name, mode] of Object.entries(PROXY_MODES)) assert.equal(mode.name, name);
-  assert.equal(PROXY_MODES.iptables.startMessage, "Using iptables proxy");
-  assert.equal(PROXY_MODES.ipvs.startMessage, "Using ipvs proxy");
+Deno.test("loadMode() loads every --proxy-mode, each under its own name", async () => {
+  assert.deepEqual([...PROXY_MODE_NAMES].sort(), [...PROXY_MODES_OF_THE_CONFIG].sort());
+  for (const name of PROXY_MODE_NAMES) assert.equal((await loadMode(name)).name, name);
+  assert.equal((await loadMode("iptables")).startMessage, "Using iptables proxy");
+  assert.equal((await loadMode("ipvs")).startMessage, "Using ipvs proxy");
 });
 
 Deno.test("iptables mode fails its start check with exit code 2 when no iptables can run", async () => {
@@ -120,8 +122,8 @@ Deno.test("nftables mode checks nft >= 1.0.1, kernel >= 5.13 and a test table, e
   assert.deepEqual(parseNftVersion("nftables v1.1.3 (Commodore Bullmoose #4)"), [1, 1, 3]);
 });
 
-Deno.test("nftables mode renders the nft -f script of each family's state", () => {
-  const text = PROXY_MODES.nftables.render(defaultConfig(), [
+Deno.test("nftables mode renders the nft -f script of each family's state", async () => {
+  const text = (await loadMode("nftables")).render(defaultConfig(), [
     state([sps(svc(), [ep("10.180.0.1")])]),
   ]);
   assert.match(text, /^# IPv4: input for nft -f -\nadd table ip kube-proxy\n/);
