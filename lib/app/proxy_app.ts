@@ -163,6 +163,11 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       const source = options.createSource(sink);
       const stopped = runner.start(signal);
       for (const { backend } of backends) backend.start?.(signal);
+      // The first sync's reads of the kernel run while the lists come in, once the start-up
+      // housekeeping (which may remove other modes' rules) is done.
+      Promise.resolve(options.syncAfter).then(() => {
+        if (!signal.aborted) { for (const { backend } of backends) backend.prepareFirstSync?.(); }
+      }, () => {});
       watchCanaries(signal);
       signal.addEventListener("abort", () => reclaimer.stop());
       await source.start(signal);

@@ -43,6 +43,11 @@ export interface ProxyBackend {
   rulesFlushed(): Promise<boolean>;
   /** Starts the backend's own loop, if it has one (IPVS: the drain check); returns at once. */
   start?(signal: AbortSignal): void;
+  /**
+   * Starts reading what the first sync needs from the kernel, while the initial lists are still
+   * coming in; the first sync then uses that read instead of making its own. Returns at once.
+   */
+  prepareFirstSync?(): void;
 }
 
 /** One backend bound to the IP family it programs, with its mode's metrics for that family. */

@@ -31,7 +31,30 @@ Deno.test("createProxyApp() applies nothing before Services and EndpointSlices h
   }
 });
 
-Deno.test("createProxyApp() holds the first sync until the start-up housekeeping is done", async () => {
+Deno.test("createProxyApp() reads the tables for the first sync once the start-up housekeeping is done", async () => {
+  const housekeeping = Promise.withResolvers<void>();
+  const t = setup(2, housekeeping.promise);
+  const saves = () => t.ipt.calls.filter((c) => c.cmd.endsWith("-save")).length;
+  try {
+    await t.clock.advance(0);
+    t.sink().onEvent({ kind: "Service", type: "ADDED", object: webService });
+    await t.clock.advance(5000);
+    assert.equal(saves(), 0, "the tables are read only after the housekeeping");
+    housekeeping.resolve();
+    await t.clock.advance(0);
+    assert.equal(saves(), 2, "the first sync's reads (nat, filter) run while the lists come in");
+    t.sink().onEvent({ kind: "EndpointSlice", type: "ADDED", object: webSlice(["10.0.1.2"]) });
+    t.sink().onSynced("Service");
+    t.sink().onSynced("EndpointSlice");
+    await t.clock.advance(1000);
+    assert.match(t.nat(), /DNAT --to-destination 10\.0\.1\.2:8080/);
+    assert.equal(saves(), 2, "the first sync used them");
+  } finally {
+    await t.stop();
+  }
+});
+
+Deno.test("createProxyApp() syncs only after the start-up housekeeping is done", async () => {
   const housekeeping = Promise.withResolvers<void>();
   const t = setup(2, housekeeping.promise);
   try {

@@ -176,3 +176,30 @@ Deno.test("IptablesProxier.sync() programs a NodePort service with both traffic 
   assert.ok(chains().includes(SVC1));
   assert.ok(chains().some((c) => c.startsWith("KUBE-SVL-")));
 });
+
+Deno.test("IptablesProxier.prepareFirstSync() reads the tables once, before the first sync, which uses that read", async () => {
+  const fake = createFakeIptables();
+  fake.restore(
+    "legacy",
+    "IPv4",
+    "*nat\n:KUBE-SVC-OLDOLDOLDOLDOLDO - [0:0]\n:KUBE-SEP-OLDOLDOLDOLDOLDO - [0:0]\n-A KUBE-SVC-OLDOLDOLDOLDOLDO -j KUBE-SEP-OLDOLDOLDOLDOLDO\nCOMMIT\n",
+  );
+  const { proxier, chains, rulesOf } = setup(fake);
+  const kinds = () => fake.calls.map((c) => c.cmd.replace(/^iptables-legacy-?/, "") || "iptables");
+  proxier.prepareFirstSync!();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(kinds(), ["save", "save"], "the reads start at once, before any sync");
+  await proxier.sync(twoEndpoints());
+  assert.deepEqual(kinds(), ["save", "save", "restore"], "the first sync reads nothing more");
+  assert.ok(!chains().some((c) => c.includes("OLD")), "stale chains found by that read go");
+  assert.deepEqual(rulesOf("PREROUTING"), [
+    '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+  ]);
+  proxier.prepareFirstSync!();
+  await proxier.sync(state([sps(svc(), [ep("10.180.0.3")])], { forceFullSync: true }));
+  assert.deepEqual(
+    kinds().slice(3).sort(),
+    ["restore", "save", "save"],
+    "after the first sync it does nothing; a later full sync reads for itself",
+  );
+});
