@@ -14,6 +14,11 @@ export interface MemoryReclaimerOptions {
   readonly quietMs?: number;
   /** Runs a full collection; default V8's `gc()` when exposed, else nothing. */
   readonly collect?: () => void;
+  /**
+   * Runs the collection before the first sync; default V8's regular full `gc()` (no
+   * compaction: ~55 ms at 10,000 services) when exposed, else nothing.
+   */
+  readonly collectBeforeFirstSync?: () => void;
 }
 
 /** Schedules one full collection after each burst of syncs. */
@@ -22,6 +27,12 @@ export interface MemoryReclaimer {
   synced(): void;
   /** Cancels a pending collection. */
   stop(): void;
+  /**
+   * A sync is about to start: before the first one, collect the initial lists' garbage (the
+   * decoded list bodies), so the first render reuses that space instead of growing the heap on
+   * top of it: the start-up peak at 10,000 services went from ~350-400 MB to ~255-290 MB.
+   */
+  beforeSync(): void;
 }
 
 /**
@@ -36,11 +47,18 @@ export function exposedGc(): (() => void) | undefined {
   return () => gc({ type: "major", execution: "sync", flavor: "last-resort" });
 }
 
+/** V8's regular full collection (`gc()` of `--expose-gc`), else undefined. */
+export function exposedRegularGc(): (() => void) | undefined {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  return typeof gc === "function" ? () => gc() : undefined;
+}
+
 /** Creates a reclaimer; with no collector available it never schedules anything. */
 export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryReclaimer {
   const { clock } = options;
   const quietMs = options.quietMs ?? 2_000;
   const collect = options.collect ?? exposedGc();
+  let first: (() => void) | undefined = options.collectBeforeFirstSync ?? exposedRegularGc();
   let timer: TimerHandle | undefined;
   const stop = () => {
     if (timer !== undefined) clock.clearTimeout(timer);
@@ -56,5 +74,10 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
       }, quietMs);
     },
     stop,
+    beforeSync() {
+      const run = first;
+      first = undefined;
+      run?.();
+    },
   };
 }

@@ -44,6 +44,8 @@ export interface ProxyAppOptions {
   readonly syncAfter?: Promise<void>;
   /** Runs a full garbage collection once syncs go quiet; default V8's exposed `gc()`. */
   readonly collectGarbage?: () => void;
+  /** Runs a garbage collection before the first sync; default V8's exposed regular `gc()`. */
+  readonly collectBeforeFirstSync?: () => void;
 }
 
 /** The assembled proxy. Nothing runs until start(). */
@@ -88,6 +90,9 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   const reclaimer = createMemoryReclaimer({
     clock,
     ...(options.collectGarbage ? { collect: options.collectGarbage } : {}),
+    ...(options.collectBeforeFirstSync
+      ? { collectBeforeFirstSync: options.collectBeforeFirstSync }
+      : {}),
   });
   // Upstream 1.28+: syncs run on changes and at most hourly (a full sync then); syncPeriod
   // paces only the canary check below and the retry of a failed sync.
@@ -96,6 +101,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     fn: async () => {
       try {
         await options.syncAfter;
+        if (tracker.isSynced()) reclaimer.beforeSync();
         await syncProxyRules();
       } finally {
         reclaimer.synced();

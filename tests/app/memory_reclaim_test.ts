@@ -75,3 +75,20 @@ console.log(JSON.stringify({ before, after, kept: keep.length }));`;
     `the heap kept its pages: ${before.heapTotal} -> ${after.heapTotal} bytes`,
   );
 });
+
+Deno.test("memory reclaimer collects once before the first sync, never again", () => {
+  const clock = new FakeClock();
+  let before = 0;
+  let quiet = 0;
+  const r = createMemoryReclaimer({
+    clock,
+    collect: () => quiet++,
+    collectBeforeFirstSync: () => before++,
+  });
+  r.beforeSync();
+  r.synced();
+  r.beforeSync();
+  r.synced();
+  assert.equal(before, 1);
+  assert.equal(quiet, 0, "the quiet-time collection is a separate one");
+});

@@ -69,6 +69,8 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
       ? Promise.resolve({ code: 1, stdout: "", stderr: "iptables-restore: line 3 failed\n" })
       : ipt.run(input);
   let sink: ObjectSink | undefined;
+  /** Restores run when each pre-first-sync collection ran. */
+  const collectedBeforeSync: number[] = [];
   const app = createProxyApp({
     nodeName: "node1",
     fallbackNodeIPs: ["192.168.0.2"],
@@ -94,6 +96,8 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
     metrics,
     clock,
     ...(syncAfter ? { syncAfter } : {}),
+    collectBeforeFirstSync: () =>
+      collectedBeforeSync.push(ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length),
     onApplied: (states) => {
       applied.push([...states]);
       return Promise.resolve();
@@ -131,6 +135,7 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
     metrics,
     lines,
     applied,
+    collectedBeforeSync,
     sink: () => sink!,
     nat,
     start,

@@ -203,6 +203,23 @@ Deno.test("createProxyApp() syncs nothing for updates that change nothing: a new
   }
 });
 
+Deno.test("createProxyApp() collects the initial lists' garbage once, right before the first sync", async () => {
+  const t = setup();
+  try {
+    t.sink().onEvent({ kind: "Service", type: "ADDED", object: webService });
+    await t.clock.advance(1000);
+    assert.deepEqual(t.collectedBeforeSync, [], "not before the lists are in");
+    await t.start(webSlice(["10.0.1.2"]));
+    assert.deepEqual(t.collectedBeforeSync, [0], "once, before the first restore");
+    t.sink().onEvent({ kind: "EndpointSlice", type: "MODIFIED", object: webSlice(["10.0.1.3"]) });
+    await t.clock.advance(2000);
+    assert.match(t.nat(), /10\.0\.1\.3:8080/);
+    assert.deepEqual(t.collectedBeforeSync, [0], "not again");
+  } finally {
+    await t.stop();
+  }
+});
+
 Deno.test("createProxyApp() starts each backend's own loop with the app's signal", async () => {
   const signals: AbortSignal[] = [];
   const clock = new FakeClock({ startMs: 0 });
