@@ -192,6 +192,34 @@ function benchFirst(n: number, iterations: number): void {
       b.end();
     },
   });
+  Deno.bench({
+    ...common,
+    name: `the same after its start-up reads (${label} services)`,
+    async fn(b) {
+      const { ns } = await lab();
+      await emptyTables(ns, "legacy");
+      // As the program starts: prepareFirstSync's reads run while the lists come in.
+      const reads: Promise<unknown>[] = [];
+      const run = netnsRunner(ns);
+      const proxier = createIptablesProxier({
+        family: "IPv4",
+        flavour: "legacy",
+        runner: (input) => {
+          const out = run(input);
+          if (input.cmd.endsWith("-save")) reads.push(out);
+          return out;
+        },
+        ...RENDER_OPTIONS,
+      });
+      proxier.prepareFirstSync!();
+      await Promise.all(reads);
+      if (reads.length !== 2) throw new Error(`Expected 2 start-up reads, saw ${reads.length}`);
+      b.start();
+      await proxier.sync(state);
+      b.end();
+      if (reads.length !== 2) throw new Error(`The first sync read again (${reads.length} reads)`);
+    },
+  });
 }
 
 /**
