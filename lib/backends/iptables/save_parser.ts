@@ -25,6 +25,18 @@ export interface SavedTable {
   readonly rules: SavedRule[];
 }
 
+/** Name and policy of a `:CHAIN POLICY [packets:bytes]` header line (policy `-` if absent). */
+export function chainHeader(line: string): { name: string; policy: string } {
+  const [name = "", policy = "-"] = line.slice(1).split(/\s+/);
+  return { name, policy };
+}
+
+/** The chain of an `-A CHAIN spec` line. */
+export function ruleChain(line: string): string {
+  const space = line.indexOf(" ", 3);
+  return space === -1 ? line.slice(3) : line.slice(3, space);
+}
+
 /** Parses iptables-save text into tables keyed by name; unknown lines are ignored. */
 export function parseIptablesSave(text: string): Map<string, SavedTable> {
   const tables = new Map<string, SavedTable>();
@@ -41,14 +53,11 @@ export function parseIptablesSave(text: string): Map<string, SavedTable> {
     } else if (line === "COMMIT") {
       current = null;
     } else if (line.startsWith(":")) {
-      const [name = "", policy = "-"] = line.slice(1).split(/\s+/);
+      const { name, policy } = chainHeader(line);
       current.chains.set(name, { name, policy, builtin: policy !== "-" });
     } else if (line.startsWith("-A ")) {
-      const rest = line.slice(3);
-      const space = rest.indexOf(" ");
-      const chain = space === -1 ? rest : rest.slice(0, space);
-      const spec = space === -1 ? "" : rest.slice(space + 1);
-      current.rules.push({ chain, spec });
+      const chain = ruleChain(line);
+      current.rules.push({ chain, spec: line.slice(3 + chain.length + 1) });
     }
   }
   return tables;
@@ -66,15 +75,13 @@ export function afterBuiltinRules(): (line: string) => boolean {
   let lastBuiltin = -1;
   return (line) => {
     if (line.startsWith(":")) {
-      const [name = "", policy = "-"] = line.slice(1).split(/\s+/);
+      const { name, policy } = chainHeader(line);
       order.set(name, order.size);
       if (policy !== "-") lastBuiltin = order.size - 1;
       return false;
     }
     if (!line.startsWith("-A ")) return false;
-    const space = line.indexOf(" ", 3);
-    const chain = space === -1 ? line.slice(3) : line.slice(3, space);
-    return (order.get(chain) ?? Infinity) > lastBuiltin;
+    return (order.get(ruleChain(line)) ?? Infinity) > lastBuiltin;
   };
 }
 

@@ -5,21 +5,15 @@
  * endpoint restore at 10,000 services (10,000 rules parsed for nothing).
  */
 import { nameHash } from "../common/mod.ts";
+import { chainHeader, ruleChain } from "./save_parser.ts";
 
 /** Characters of base32 SHA-256 kept per digest (160 bits). */
 const DIGEST_LENGTH = 32;
 
 /** The chain a `:CHAIN ...` or `-A CHAIN ...` line is about, or null. */
 function chainOf(line: string): string | null {
-  if (line.startsWith(":")) {
-    const end = line.indexOf(" ");
-    return end === -1 ? line.slice(1) : line.slice(1, end);
-  }
-  if (line.startsWith("-A ")) {
-    const end = line.indexOf(" ", 3);
-    return end === -1 ? line.slice(3) : line.slice(3, end);
-  }
-  return null;
+  if (line.startsWith(":")) return chainHeader(line).name;
+  return line.startsWith("-A ") ? ruleChain(line) : null;
 }
 
 /** The lines of each chain (declaration and rules), in order of first appearance. */
