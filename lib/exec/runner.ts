@@ -163,15 +163,18 @@ async function readUntil(
     const { value, done } = await reader.read();
     if (done) break;
     pending += value;
-    for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
-      const line = pending.slice(0, nl);
-      stdout += line + "\n";
-      pending = pending.slice(nl + 1);
+    let start = 0;
+    for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n", start)) {
+      const line = pending.slice(start, nl);
+      start = nl + 1;
       if (stop(line)) {
+        stdout += pending.slice(0, start);
         stopped = true;
         break read;
       }
     }
+    stdout += pending.slice(0, start);
+    pending = pending.slice(start);
   }
   if (stopped) {
     await reader.cancel().catch(() => {});
