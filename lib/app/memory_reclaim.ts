@@ -36,21 +36,18 @@ export interface MemoryReclaimer {
 }
 
 /**
- * V8's "last resort" full collection (`gc()` of `--expose-gc` with that flavor: repeated
- * collections that also compact and shrink the heap, as V8 runs before giving up on memory),
- * else undefined. A plain `gc()` frees the objects but keeps most pages: at 10,000 services the
- * heap stayed at ~190 MB for ~100 MB of live objects, against ~100 MB after this one.
+ * V8's full collection (`gc()` of `--expose-gc`), else undefined. The "last-resort" flavor
+ * (the default) repeats collections that also compact and shrink the heap, as V8 does before
+ * giving up on memory; a "regular" one frees the objects but keeps most pages: at 10,000
+ * services the heap stayed at ~190 MB for ~100 MB of live objects, against ~100 MB after a
+ * last-resort one.
  */
-export function exposedGc(): (() => void) | undefined {
+export function exposedGc(
+  flavor: "last-resort" | "regular" = "last-resort",
+): (() => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== "function") return undefined;
-  return () => gc({ type: "major", execution: "sync", flavor: "last-resort" });
-}
-
-/** V8's regular full collection (`gc()` of `--expose-gc`), else undefined. */
-export function exposedRegularGc(): (() => void) | undefined {
-  const gc = (globalThis as { gc?: unknown }).gc;
-  return typeof gc === "function" ? () => gc() : undefined;
+  return () => gc({ type: "major", execution: "sync", flavor });
 }
 
 /** Creates a reclaimer; with no collector available it never schedules anything. */
@@ -58,7 +55,7 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
   const { clock } = options;
   const quietMs = options.quietMs ?? 2_000;
   const collect = options.collect ?? exposedGc();
-  let first: (() => void) | undefined = options.collectBeforeFirstSync ?? exposedRegularGc();
+  let first: (() => void) | undefined = options.collectBeforeFirstSync ?? exposedGc("regular");
   let timer: TimerHandle | undefined;
   const stop = () => {
     if (timer !== undefined) clock.clearTimeout(timer);
