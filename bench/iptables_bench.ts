@@ -22,6 +22,7 @@ import {
   renderFullRestore,
 } from "../lib/backends/iptables/mod.ts";
 import type { ProxyBackend } from "../lib/backends/mod.ts";
+import type { CommandRunner } from "../lib/exec/mod.ts";
 import type { ProxyState } from "../lib/proxy/mod.ts";
 import {
   createBenchNamespace,
@@ -50,8 +51,12 @@ interface SyncLab {
   readonly payloads: readonly string[];
 }
 
-function proxierIn(ns: string, flavour: "legacy" | "nft" = "legacy") {
-  const recorder = payloadRecorder(netnsRunner(ns));
+function proxierIn(
+  ns: string,
+  flavour: "legacy" | "nft" = "legacy",
+  runner: CommandRunner = netnsRunner(ns),
+) {
+  const recorder = payloadRecorder(runner);
   const proxier = createIptablesProxier({
     family: "IPv4",
     flavour,
@@ -201,15 +206,10 @@ function benchFirst(n: number, iterations: number): void {
       // As the program starts: prepareFirstSync's reads run while the lists come in.
       const reads: Promise<unknown>[] = [];
       const run = netnsRunner(ns);
-      const proxier = createIptablesProxier({
-        family: "IPv4",
-        flavour: "legacy",
-        runner: (input) => {
-          const out = run(input);
-          if (input.cmd.endsWith("-save")) reads.push(out);
-          return out;
-        },
-        ...RENDER_OPTIONS,
+      const { proxier } = proxierIn(ns, "legacy", (input) => {
+        const out = run(input);
+        if (input.cmd.endsWith("-save")) reads.push(out);
+        return out;
       });
       proxier.prepareFirstSync!();
       await Promise.all(reads);
