@@ -163,6 +163,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       );
     }
     const full = needFullSync || state.forceFullSync;
+    // Every render names every chain: up to four per service port, one per endpoint.
+    chainNames.fit(4 * state.services.size + state.totalEndpoints);
     // A partial sync writes the chains of changed service ports, plus those of any service
     // port owning a chain we have not programmed (yet); the rest are only named and counted.
     const include = new Set<string>();

@@ -51,6 +51,47 @@ Deno.test("ChainNameCache never holds more than maxEntries and keeps the names i
   assert.ok(!cache.has("churn-0"), "a name unused for two generations is still held");
 });
 
+Deno.test("ChainNameCache.fit grows the bound so that every name of a render stays held", () => {
+  const names = Array.from({ length: 20 }, (_, i) => `ns/svc${i}:p80tcp`);
+  const small = new ChainNameCache({ maxEntries: 8 });
+  for (let round = 0; round < 2; round++) for (const n of names) small.hash(n);
+  assert.ok(names.some((n) => !small.has(n)), "20 names fit in a bound of 8");
+
+  const fitted = new ChainNameCache({ maxEntries: 8 });
+  fitted.fit(names.length);
+  assert.ok(fitted.maxEntries >= 2 * names.length, `bound ${fitted.maxEntries}`);
+  for (let round = 0; round < 2; round++) {
+    for (const n of names) assert.equal(fitted.hash(n), chainHash(n));
+  }
+  for (const n of names) assert.ok(fitted.has(n), `"${n}" was dropped`);
+  assert.equal(fitted.size, names.length);
+  const bound = fitted.maxEntries;
+  fitted.fit(3);
+  assert.equal(fitted.maxEntries, bound, "fit shrank the bound");
+});
+
+Deno.test("a proxier keeps every chain name of its render, whatever bound its cache started with", async () => {
+  const fake = createFakeIptables();
+  const chainNames = new ChainNameCache({ maxEntries: 8 });
+  const proxier = createIptablesProxier({
+    family: "IPv4",
+    flavour: "legacy",
+    runner: (input) => fake.run(input),
+    chainNames,
+  });
+  const ports = [];
+  for (let i = 0; i < 30; i++) {
+    const endpoints = [ep(`10.1.${i}.1`), ep(`10.1.${i}.2`), ep(`10.1.${i}.3`)];
+    ports.push(sps(svc({ name: `s${i}`, clusterIP: `172.30.1.${i + 1}` }), endpoints));
+  }
+  await proxier.sync(state(ports));
+  const chains = new Set(
+    fake.save("legacy", "IPv4", "nat").match(/^:KUBE-(SVC|SEP)-\S+/gm) ?? [],
+  );
+  assert.equal(chains.size, 30 + 90);
+  assert.ok(chainNames.size >= chains.size, `${chainNames.size} names held for ${chains.size}`);
+});
+
 Deno.test("ChainNameCache rejects a bound below 2", () => {
   for (const maxEntries of [0, 1, 2.5, Number.NaN]) {
     assert.throws(
