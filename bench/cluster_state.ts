@@ -39,3 +39,17 @@ export function fullSyncState(n: number): ProxyState {
 export function oneServiceChangedState(n: number, firstEndpointIP: string): ProxyState {
   return state(benchServicePorts(n, firstEndpointIP), { changed: [FIRST_SERVICE_KEY] });
 }
+
+/** N ClusterIP services with `each` endpoints apiece (issue 10's shape has 10), to sync whole. */
+export function manyEndpointsState(n: number, each: number): ProxyState {
+  if (!Number.isInteger(each) || each < 1 || each > 250) {
+    throw new RangeError(`Invalid endpoint count "${each}": expected an integer from 1 to 250`);
+  }
+  const ports = benchServicePorts(n).map((p, i) => {
+    const hi = Math.floor(i / 250);
+    const lo = i % 250;
+    const endpoints = Array.from({ length: each }, (_, k) => ep(`10.${hi}.${lo}.${k + 2}`, 8080));
+    return sps(p.info, endpoints);
+  });
+  return state(ports, { forceFullSync: true });
+}

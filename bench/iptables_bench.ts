@@ -10,6 +10,9 @@
  *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
  *   the raw restore of that partial payload;
+ * - render, N services × 10 endpoints (issue 10's shape): a render with the cache of chain names
+ *   a proxier keeps (fitted to the names in use, as the proxier does, and at its fixed default
+ *   bound), vs the raw restore of that payload;
  * - partial against upstream's input, both flavours: the same move, the proxier's partial sync
  *   vs the raw restore of the input upstream sends for it (top-level chains and the filter
  *   table rewritten whole on every sync; see upstreamPartialPayload).
@@ -17,6 +20,7 @@
  * Needs root, iproute2 and iptables-legacy; namespaces `bn-*` are removed at exit.
  */
 import {
+  ChainNameCache,
   createIptablesProxier,
   type IptablesRenderOptions,
   renderFullRestore,
@@ -34,7 +38,12 @@ import {
   rawRestore,
   upstreamPartialPayload,
 } from "./bench_netns.ts";
-import { BENCH_CLUSTER_CIDRS, fullSyncState, oneServiceChangedState } from "./cluster_state.ts";
+import {
+  BENCH_CLUSTER_CIDRS,
+  fullSyncState,
+  manyEndpointsState,
+  oneServiceChangedState,
+} from "./cluster_state.ts";
 
 const RENDER_OPTIONS: IptablesRenderOptions = { clusterCIDRs: BENCH_CLUSTER_CIDRS };
 
@@ -153,6 +162,50 @@ function benchFull(n: number, iterations: number): void {
       b.end();
     },
   });
+}
+
+/**
+ * Renders of N services × `each` endpoints with a kept cache of chain names: fitted to the names
+ * in use (what the proxier does) and at the cache's fixed default bound (what it did before).
+ */
+function benchRenderWide(n: number, each: number, iterations: number): void {
+  const label = `${n.toLocaleString("en-US")} services × ${each} endpoints`;
+  const group = `render, ${label}`;
+  const state = manyEndpointsState(n, each);
+  const lab = once(async () => {
+    const ns = await createBenchNamespace(`wide${n}`);
+    const { proxier, recorder } = proxierIn(ns);
+    await proxier.sync(state);
+    await expectServices(ns, n);
+    return { ns, payload: recorder.lastRestore() };
+  });
+  const fitted = new ChainNameCache();
+  fitted.fit(4 * state.services.size + state.totalEndpoints);
+  const fixed = new ChainNameCache();
+  const common = { group, n: iterations, warmup: 1 };
+  Deno.bench({
+    ...common,
+    name: `iptables-legacy-restore, raw (${label})`,
+    baseline: true,
+    async fn(b) {
+      const { ns, payload } = await lab();
+      await emptyTables(ns, "legacy");
+      b.start();
+      await rawLegacyRestore(ns, payload);
+      b.end();
+    },
+  });
+  for (const [how, chainNames] of [["fitted", fitted], ["fixed bound", fixed]] as const) {
+    Deno.bench({
+      ...common,
+      name: `render, cache ${how} (${label})`,
+      fn(b) {
+        b.start();
+        renderFullRestore(state, { ...RENDER_OPTIONS, chainNames });
+        b.end();
+      },
+    });
+  }
 }
 
 /** A namespace and the payload of a first sync of N services on empty tables. */
@@ -275,6 +328,7 @@ benchFirst(1_000, 10);
 benchFull(1_000, 10);
 benchFirst(10_000, 5);
 benchFull(10_000, 5);
+benchRenderWide(10_000, 10, 3);
 benchPartial(10_000, 10, "legacy", false);
 benchPartial(10_000, 10, "legacy", true);
 benchPartial(1_000, 10, "nft", true);
