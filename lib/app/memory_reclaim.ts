@@ -2,8 +2,11 @@
  * Gives memory back once the proxy goes quiet. V8 in Deno gets no idle-time tasks, so after a
  * sync the heap keeps the pages that decoding lists and rendering rules grew it to (about 20 MB
  * at 1,000 services) until some later allocation triggers a full collection, which at idle
- * never comes. One full collection a little after the last sync of a burst returns them; it
- * needs V8's `--expose-gc` (scripts/v8_flags.ts), and without it this does nothing.
+ * never comes. One full collection a little after the last sync of a burst (or after a relist
+ * that led to no sync) returns them; it needs V8's `--expose-gc` (scripts/v8_flags.ts), and
+ * without it this does nothing. V8's own memory reducer is off (`--no-memory-reducer`): under
+ * Deno its timer only fires when something else wakes the process, and then it ran two
+ * collections that freed nothing (most of the idle CPU at 1,000 services).
  */
 import type { Clock, TimerHandle } from "../sync/mod.ts";
 
@@ -21,16 +24,23 @@ export interface MemoryReclaimerOptions {
   readonly collectBeforeFirstSync?: () => void;
 }
 
-/** Schedules one full collection after each burst of syncs. */
+/** Schedules one full collection after each burst of syncs or relists. */
 export interface MemoryReclaimer {
   /** A sync finished: (re)start the quiet period. */
   synced(): void;
+  /**
+   * A whole list was applied (a relist, which may change nothing and so sync nothing): (re)start
+   * the quiet period, unless a sync is running (its end restarts it) or none has started yet
+   * (the collection before the first sync takes the initial lists' garbage).
+   */
+  listed(): void;
   /** Cancels a pending collection. */
   stop(): void;
   /**
-   * A sync is about to start: before the first one, collect the initial lists' garbage (the
-   * decoded list bodies), so the first render reuses that space instead of growing the heap on
-   * top of it: the start-up peak at 10,000 services went from ~350-400 MB to ~255-290 MB.
+   * A sync is about to start: a pending quiet-time collection waits for its end. Before the
+   * first one, collect the initial lists' garbage (the decoded list bodies), so the first render
+   * reuses that space instead of growing the heap on top of it: the start-up peak at 10,000
+   * services went from ~350-400 MB to ~255-290 MB.
    */
   beforeSync(): void;
 }
@@ -57,21 +67,33 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
   const collect = options.collect ?? exposedGc();
   let first: (() => void) | undefined = options.collectBeforeFirstSync ?? exposedGc("regular");
   let timer: TimerHandle | undefined;
+  let syncing = false;
+  let started = false;
   const stop = () => {
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
   };
+  const schedule = () => {
+    if (collect === undefined) return;
+    stop();
+    timer = clock.setTimeout(() => {
+      timer = undefined;
+      collect();
+    }, quietMs);
+  };
   return {
     synced() {
-      if (collect === undefined) return;
-      stop();
-      timer = clock.setTimeout(() => {
-        timer = undefined;
-        collect();
-      }, quietMs);
+      syncing = false;
+      schedule();
+    },
+    listed() {
+      if (started && !syncing) schedule();
     },
     stop,
     beforeSync() {
+      stop();
+      syncing = true;
+      started = true;
       const run = first;
       first = undefined;
       run?.();

@@ -137,6 +137,9 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       tracker.markSynced(kind);
       if (tracker.isSynced()) queue();
     },
+    onListed() {
+      reclaimer.listed();
+    },
   };
 
   /** Every syncPeriod, look for our canary chains; if gone, force a full sync. */

@@ -60,6 +60,7 @@ export function createApiSource(options: ApiSourceOptions): ApiSource {
           logger.info("Initial list complete", { kind });
           sink.onSynced(kind);
         },
+        onListed: () => sink.onListed?.(kind),
         logger,
       }),
     );

@@ -50,6 +50,8 @@ export interface ReflectorOptions {
   readonly onChange: (type: EventType, object: KubeObject) => void;
   /** Called once, after the first complete list has been delivered. */
   readonly onSynced: () => void;
+  /** Called after every complete list (the first one and each relist) has been delivered. */
+  readonly onListed?: () => void;
   readonly logger?: Logger;
   readonly clock?: Clock;
   /** [0, 1) source for the watch timeout; the backoff has its own in `backoff.random`. */
@@ -193,6 +195,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
       synced = true;
       options.onSynced();
     }
+    options.onListed?.();
   }
 
   /** Applies one object event to the cache; emits it unless it is the version already seen. */

@@ -37,6 +37,10 @@ export function startEarly(
       if (target) target.onSynced(kind);
       else buffer?.push({ synced: kind });
     },
+    // Lists before attach() are followed by the first sync, which reclaims after itself.
+    onListed(kind) {
+      target?.onListed?.(kind);
+    },
   };
   const running = factory(relay).start(signal);
   // Observed by attach().start(); until then a failure must not surface as unhandled.

@@ -35,6 +35,11 @@ export interface ObjectSink {
   onEvent(event: ObjectEvent): void;
   /** The initial state of `kind` is fully delivered (upstream's HasSynced). */
   onSynced(kind: ObjectKind): void;
+  /**
+   * A whole list of `kind` was read and applied: the initial one or a relist, even one that
+   * changed nothing. The memory it took can be given back once things go quiet.
+   */
+  onListed?(kind: ObjectKind): void;
 }
 
 /** A source of cluster state. Constructing one does no I/O; start() does. */

@@ -92,3 +92,33 @@ Deno.test("memory reclaimer collects once before the first sync, never again", (
   assert.equal(before, 1);
   assert.equal(quiet, 0, "the quiet-time collection is a separate one");
 });
+
+Deno.test("memory reclaimer collects after a relist, but never during a sync", async () => {
+  const clock = new FakeClock();
+  const collectedAt: number[] = [];
+  const r = createMemoryReclaimer({
+    clock,
+    quietMs: 2_000,
+    collect: () => collectedAt.push(clock.now()),
+    collectBeforeFirstSync: () => {},
+  });
+  r.listed(); // the initial lists: the first sync's own collection covers them
+  await clock.advance(5_000);
+  assert.deepEqual(collectedAt, []);
+  r.beforeSync(); // t=5000
+  r.synced();
+  await clock.advance(2_000);
+  assert.deepEqual(collectedAt, [7_000]);
+  r.listed(); // t=7000: a relist that changed nothing, so no sync follows
+  await clock.advance(2_000);
+  assert.deepEqual(collectedAt, [7_000, 9_000]);
+  r.synced(); // t=9000
+  await clock.advance(1_000);
+  r.beforeSync(); // t=10000: a long sync starts before the quiet period is over
+  r.listed(); // a relist while it runs
+  await clock.advance(5_000);
+  assert.deepEqual(collectedAt, [7_000, 9_000], "nothing collected while the sync runs");
+  r.synced(); // t=15000
+  await clock.advance(2_000);
+  assert.deepEqual(collectedAt, [7_000, 9_000, 17_000]);
+});

@@ -71,6 +71,8 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
   let sink: ObjectSink | undefined;
   /** Restores run when each pre-first-sync collection ran. */
   const collectedBeforeSync: number[] = [];
+  /** Clock times of the quiet-time collections. */
+  const collectedAt: number[] = [];
   const app = createProxyApp({
     nodeName: "node1",
     fallbackNodeIPs: ["192.168.0.2"],
@@ -96,6 +98,7 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
     metrics,
     clock,
     ...(syncAfter ? { syncAfter } : {}),
+    collectGarbage: () => collectedAt.push(clock.now()),
     collectBeforeFirstSync: () =>
       collectedBeforeSync.push(ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length),
     onApplied: (states) => {
@@ -136,6 +139,7 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
     lines,
     applied,
     collectedBeforeSync,
+    collectedAt,
     sink: () => sink!,
     nat,
     start,

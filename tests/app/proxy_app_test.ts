@@ -6,7 +6,7 @@ import { NO_BACKEND_METRICS } from "../../lib/backends/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { createProxyMetrics } from "../../lib/metrics/mod.ts";
 import { FakeClock } from "../support/fake_clock.ts";
-import { setupProxyApp as setup, webService, webSlice } from "./proxy_app_fixtures.ts";
+import { setupProxyApp as setup, START, webService, webSlice } from "./proxy_app_fixtures.ts";
 
 async function counter(c: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
   return (await c.get()).values[0]?.value ?? 0;
@@ -215,6 +215,28 @@ Deno.test("createProxyApp() collects the initial lists' garbage once, right befo
     await t.clock.advance(2000);
     assert.match(t.nat(), /10\.0\.1\.3:8080/);
     assert.deepEqual(t.collectedBeforeSync, [0], "not again");
+  } finally {
+    await t.stop();
+  }
+});
+
+Deno.test("createProxyApp() gives memory back 2 s after a relist that changed nothing", async () => {
+  const t = setup();
+  try {
+    t.sink().onListed?.("Service");
+    t.sink().onListed?.("EndpointSlice");
+    await t.start(webSlice(["10.0.1.2"]));
+    const restores = () => t.ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
+    const synced = restores();
+    await t.clock.advance(2000); // the first sync ran at START
+    assert.deepEqual(t.collectedAt, [START + 2000], "2 s after the first sync");
+    // A relist after a 410 that found every object unchanged: no event, so no sync.
+    t.sink().onListed?.("Service"); // START + 3000
+    await t.clock.advance(1999);
+    assert.deepEqual(t.collectedAt, [START + 2000]);
+    await t.clock.advance(1);
+    assert.deepEqual(t.collectedAt, [START + 2000, START + 5000]);
+    assert.equal(restores(), synced, "the relist synced nothing");
   } finally {
     await t.stop();
   }

@@ -187,6 +187,9 @@ Deno.test("API source relists after 410 and emits only the real differences", as
     await pause(200);
     assert.deepEqual(sink.since(mark), []);
     assert.ok(stats().Service.expired >= 1);
+    // ... but it is reported, so that the memory it took can be given back.
+    assert.equal(sink.listed.get("Service"), 2);
+    assert.equal(sink.listed.get("EndpointSlice"), 2);
     // Changes made while the client was away and the history was lost: exactly those.
     mark = sink.events.length;
     await server.stop();

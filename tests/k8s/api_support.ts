@@ -60,6 +60,13 @@ export class RecordingSink implements ObjectSink {
     this.synced.add(kind);
   }
 
+  /** Whole lists applied per kind (the initial one and each relist). */
+  readonly listed = new Map<ObjectKind, number>();
+
+  onListed(kind: ObjectKind): void {
+    this.listed.set(kind, (this.listed.get(kind) ?? 0) + 1);
+  }
+
   /** Sorted keys of the objects of `kind` the sink holds. */
   keys(kind: ObjectKind): string[] {
     return [...(this.objects.get(kind)?.keys() ?? [])].sort();

@@ -23,3 +23,35 @@ Deno.test("compileArgs() and proxyRunArgs() pass PROXY_V8_FLAGS to deno", () => 
   assert.ok(run.indexOf(v8FlagsArg()) < run.indexOf(`${ROOT}main.ts`), run.join(" "));
   assert.ok(run.includes(v8FlagsArg()), run.join(" "));
 });
+
+/**
+ * Runs a program that fills and frees 50 MB, collects as the proxy does at quiet time, then
+ * idles on timers for 1 s, with V8's memory reducer set to start and act within 100 ms; returns
+ * what V8 traced of the reducer.
+ */
+async function memoryReducerTrace(flags: readonly string[]): Promise<string[]> {
+  const code = `let keep = [];
+for (let round = 0; round < 2; round++) {
+  for (let i = 0; i < 600_000; i++) keep.push({ i, s: "x" + i });
+  keep = [];
+}
+gc({ type: "major", execution: "sync", flavor: "last-resort" });
+for (let t = 0; t < 10; t++) await new Promise((r) => setTimeout(r, 100));`;
+  const trace = [
+    "--gc-memory-reducer-start-delay-ms=100",
+    "--memory-reducer-delay-ms=100",
+    "--trace-memory-reducer",
+  ];
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", `--v8-flags=${[...flags, ...trace].join(",")}`, code],
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.includes("reducer"));
+}
+
+Deno.test("PROXY_V8_FLAGS keep V8's memory reducer from collecting at idle", async () => {
+  const without = PROXY_V8_FLAGS.filter((f) => f !== "--no-memory-reducer");
+  const control = await memoryReducerTrace(without);
+  assert.ok(control.length > 0, "the reducer should act without --no-memory-reducer");
+  assert.deepEqual(await memoryReducerTrace(PROXY_V8_FLAGS), []);
+});

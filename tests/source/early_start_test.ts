@@ -25,7 +25,11 @@ function scriptedSource() {
       },
     };
   };
-  return { factory, push: (e: ObjectEvent) => sink!.onEvent(e) };
+  return {
+    factory,
+    push: (e: ObjectEvent) => sink!.onEvent(e),
+    listed: () => sink!.onListed?.("Service"),
+  };
 }
 
 function recorder() {
@@ -33,6 +37,7 @@ function recorder() {
   const sink: ObjectSink = {
     onEvent: (e) => seen.push(`${e.type} ${e.object.metadata?.name}`),
     onSynced: (k) => seen.push(`synced ${k}`),
+    onListed: (k) => seen.push(`listed ${k}`),
   };
   return { seen, sink };
 }
@@ -47,6 +52,8 @@ Deno.test("startEarly() replays what arrived before attach, in order, then forwa
   assert.deepEqual(rec.seen, ["ADDED a", "synced Service", "ADDED b"]);
   src.push(service("c"));
   assert.deepEqual(rec.seen.at(-1), "ADDED c");
+  src.listed(); // a relist once attached reaches the sink
+  assert.deepEqual(rec.seen.at(-1), "listed Service");
   const done = attached.start(new AbortController().signal);
   ac.abort();
   await done;
