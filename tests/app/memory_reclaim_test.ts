@@ -2,14 +2,21 @@ import assert from "node:assert/strict";
 import { createMemoryReclaimer, exposedGc } from "../../lib/app/memory_reclaim.ts";
 import { FakeClock } from "../support/fake_clock.ts";
 
-Deno.test("memory reclaimer collects once, quietMs after the last sync of a burst", async () => {
+/** A reclaimer on a fake clock that records when it collects, quiet after `quietMs`. */
+function recordingReclaimer(quietMs: number) {
   const clock = new FakeClock();
   const collectedAt: number[] = [];
   const r = createMemoryReclaimer({
     clock,
-    quietMs: 2_000,
+    quietMs,
     collect: () => collectedAt.push(clock.now()),
+    collectBeforeFirstSync: () => {},
   });
+  return { clock, collectedAt, r };
+}
+
+Deno.test("memory reclaimer collects once, quietMs after the last sync of a burst", async () => {
+  const { clock, collectedAt, r } = recordingReclaimer(2_000);
   r.synced(); // t=0
   await clock.advance(1_500);
   r.synced(); // t=1500: the quiet period starts again
@@ -22,13 +29,7 @@ Deno.test("memory reclaimer collects once, quietMs after the last sync of a burs
 });
 
 Deno.test("memory reclaimer stop() cancels a pending collection", async () => {
-  const clock = new FakeClock();
-  const collectedAt: number[] = [];
-  const r = createMemoryReclaimer({
-    clock,
-    quietMs: 1_000,
-    collect: () => collectedAt.push(clock.now()),
-  });
+  const { clock, collectedAt, r } = recordingReclaimer(1_000);
   r.synced();
   r.stop();
   await clock.advance(5_000);
@@ -94,14 +95,7 @@ Deno.test("memory reclaimer collects once before the first sync, never again", (
 });
 
 Deno.test("memory reclaimer collects after a relist, but never during a sync", async () => {
-  const clock = new FakeClock();
-  const collectedAt: number[] = [];
-  const r = createMemoryReclaimer({
-    clock,
-    quietMs: 2_000,
-    collect: () => collectedAt.push(clock.now()),
-    collectBeforeFirstSync: () => {},
-  });
+  const { clock, collectedAt, r } = recordingReclaimer(2_000);
   r.listed(); // the initial lists: the first sync's own collection covers them
   await clock.advance(5_000);
   assert.deepEqual(collectedAt, []);
