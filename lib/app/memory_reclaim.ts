@@ -67,8 +67,8 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
   const collect = options.collect ?? exposedGc();
   let first: (() => void) | undefined = options.collectBeforeFirstSync ?? exposedGc("regular");
   let timer: TimerHandle | undefined;
-  let syncing = false;
-  let started = false;
+  // "first": no sync has started yet (the collection before it takes the initial lists).
+  let phase: "first" | "syncing" | "quiet" = "first";
   const stop = () => {
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
@@ -83,17 +83,16 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
   };
   return {
     synced() {
-      syncing = false;
+      if (phase === "syncing") phase = "quiet";
       schedule();
     },
     listed() {
-      if (started && !syncing) schedule();
+      if (phase === "quiet") schedule();
     },
     stop,
     beforeSync() {
       stop();
-      syncing = true;
-      started = true;
+      phase = "syncing";
       const run = first;
       first = undefined;
       run?.();
