@@ -55,3 +55,26 @@ Deno.test("PROXY_V8_FLAGS keep V8's memory reducer from collecting at idle", asy
   assert.ok(control.length > 0, "the reducer should act without --no-memory-reducer");
   assert.deepEqual(await memoryReducerTrace(PROXY_V8_FLAGS), []);
 });
+
+/** Runs a hot loop with V8's optimization traced; returns how each optimizing compile ran. */
+async function compileModes(flags: readonly string[]): Promise<string[]> {
+  const code = `function add(a, b) { return a + b; }
+let sum = 0;
+for (let i = 0; i < 2_000_000; i++) sum = add(sum, i);
+console.log(sum);`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", `--v8-flags=${[...flags, "--trace-opt"].join(",")}`, code],
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const compiles = new TextDecoder().decode(out.stdout).split("\n")
+    .filter((l) => l.startsWith("[compiling method"));
+  return compiles.map((l) => l.match(/ConcurrencyMode::(\w+)/)?.[1] ?? l);
+}
+
+Deno.test("PROXY_V8_FLAGS have V8 compile hot functions on the JS thread", async () => {
+  const without = PROXY_V8_FLAGS.filter((f) => f !== "--no-concurrent-recompilation");
+  assert.ok((await compileModes(without)).includes("kConcurrent"), "control compiles on workers");
+  const modes = await compileModes(PROXY_V8_FLAGS);
+  assert.ok(modes.length > 0, "the loop should be optimized");
+  assert.deepEqual([...new Set(modes)], ["kSynchronous"]);
+});
