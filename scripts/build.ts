@@ -9,7 +9,7 @@
  * Deno version (the unzipped denort-<target>.zip of that release).
  */
 import { parseArgs } from "node:util";
-import { v8FlagsArg } from "./v8_flags.ts";
+import { runtimeArgs } from "./runtime_flags.ts";
 
 /** A permission set as deno.json's `permissions` holds it: kind -> true/false/list. */
 export type PermissionSet = Readonly<Record<string, unknown>>;
@@ -97,7 +97,7 @@ export function compileArgs(o: CompileOptions): string[] {
   return [
     "compile",
     "--no-prompt",
-    v8FlagsArg(),
+    ...runtimeArgs(),
     ...flags,
     ...(o.exclude ?? []).map((path) => `--exclude=${path}`),
     "--output",

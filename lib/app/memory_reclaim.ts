@@ -3,7 +3,7 @@
  * sync the heap keeps the pages that decoding lists and rendering rules grew it to (about 20 MB
  * at 1,000 services) until some later allocation triggers a full collection, which at idle
  * never comes. One full collection a little after the last sync of a burst (or after a relist
- * that led to no sync) returns them; it needs V8's `--expose-gc` (scripts/v8_flags.ts), and
+ * that led to no sync) returns them; it needs V8's `--expose-gc` (scripts/runtime_flags.ts), and
  * without it this does nothing. V8's own memory reducer is off (`--no-memory-reducer`): under
  * Deno its timer only fires when something else wakes the process, and then it ran two
  * collections that freed nothing (most of the idle CPU at 1,000 services).

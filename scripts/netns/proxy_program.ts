@@ -3,7 +3,7 @@
  * (`-P=proxy`), inside a topology's node namespace that kubelet has marked with its iptables
  * flavour. Shared by the demo and the e2e tests.
  */
-import { v8FlagsArg } from "../v8_flags.ts";
+import { runtimeArgs } from "../runtime_flags.ts";
 import type { SpawnedProcess } from "./process.ts";
 import { scaledMs } from "./time_scale.ts";
 import type { Topology } from "./topology.ts";
@@ -13,7 +13,7 @@ export const REPO_ROOT = new URL("../../", import.meta.url).pathname;
 
 /** The `deno` arguments that run main.ts with `args` under the proxy permission set. */
 export function proxyRunArgs(args: readonly string[]): string[] {
-  return ["run", "-P=proxy", v8FlagsArg(), "--quiet", `${REPO_ROOT}main.ts`, ...args];
+  return ["run", "-P=proxy", ...runtimeArgs(), "--quiet", `${REPO_ROOT}main.ts`, ...args];
 }
 
 /** Which iptables the node is marked as using, the way kubelet marks it. */

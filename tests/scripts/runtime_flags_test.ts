@@ -1,27 +1,63 @@
 import assert from "node:assert/strict";
 import { compileArgs } from "../../scripts/build.ts";
 import { proxyRunArgs } from "../../scripts/netns/mod.ts";
-import { PROXY_V8_FLAGS, v8FlagsArg } from "../../scripts/v8_flags.ts";
+import {
+  PROXY_DENO_FLAGS,
+  PROXY_V8_FLAGS,
+  runtimeArgs,
+  v8FlagsArg,
+} from "../../scripts/runtime_flags.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const tasks: Record<string, string> = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`)).tasks;
 
-Deno.test("v8FlagsArg() joins PROXY_V8_FLAGS into one --v8-flags argument", () => {
+Deno.test("runtimeArgs() are PROXY_DENO_FLAGS and one --v8-flags argument of PROXY_V8_FLAGS", () => {
   assert.equal(v8FlagsArg(), `--v8-flags=${PROXY_V8_FLAGS.join(",")}`);
+  assert.deepEqual(runtimeArgs(), [...PROXY_DENO_FLAGS, v8FlagsArg()]);
 });
 
-Deno.test("deno.json's start and render tasks run with PROXY_V8_FLAGS", () => {
+Deno.test("deno.json's start and render tasks run with runtimeArgs()", () => {
   for (const name of ["start", "render"]) {
-    assert.ok(tasks[name]?.split(" ").includes(v8FlagsArg()), `${name}: ${tasks[name]}`);
+    const words = tasks[name]?.split(" ") ?? [];
+    const main = words.indexOf("main.ts");
+    for (const arg of runtimeArgs()) {
+      const at = words.indexOf(arg);
+      assert.ok(at > 0 && at < main, `${name} lacks ${arg} before main.ts: ${tasks[name]}`);
+    }
   }
 });
 
-Deno.test("compileArgs() and proxyRunArgs() pass PROXY_V8_FLAGS to deno", () => {
+Deno.test("compileArgs() and proxyRunArgs() pass runtimeArgs() to deno", () => {
   const compile = compileArgs({ permissions: {}, root: ROOT, output: "out" });
-  assert.ok(compile.includes(v8FlagsArg()), compile.join(" "));
   const run = proxyRunArgs(["--version"]);
-  assert.ok(run.indexOf(v8FlagsArg()) < run.indexOf(`${ROOT}main.ts`), run.join(" "));
-  assert.ok(run.includes(v8FlagsArg()), run.join(" "));
+  for (const arg of runtimeArgs()) {
+    assert.ok(compile.indexOf(arg) > 0, `compile lacks ${arg}: ${compile.join(" ")}`);
+    const at = run.indexOf(arg);
+    assert.ok(at > 0 && at < run.indexOf(`${ROOT}main.ts`), `run lacks ${arg}: ${run.join(" ")}`);
+  }
+});
+
+/** Runs a module twice with `flags` in a fresh DENO_DIR; returns whether V8's code cache exists. */
+async function leavesCodeCache(flags: readonly string[]): Promise<boolean> {
+  const dir = await Deno.makeTempDir({ prefix: "code-cache-" });
+  try {
+    await Deno.writeTextFile(`${dir}/m.ts`, "export const f = () => 1;\nconsole.log(f());\n");
+    for (let run = 0; run < 2; run++) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", ...flags, `${dir}/m.ts`],
+        env: { DENO_DIR: `${dir}/deno` },
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    }
+    return [...Deno.readDirSync(`${dir}/deno`)].some((e) => e.name.startsWith("v8_code_cache"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("PROXY_DENO_FLAGS keep Deno from caching V8's compiled code", async () => {
+  assert.equal(await leavesCodeCache([]), true, "control: deno caches compiled code");
+  assert.equal(await leavesCodeCache(PROXY_DENO_FLAGS), false);
 });
 
 /**
