@@ -28,11 +28,12 @@ export const PROXY_DENO_FLAGS: readonly string[] = ["--no-code-cache"];
  * of idle took 100 ms of the program's CPU with it and 20 ms without (median of 3 runs each).
  *
  * `--no-concurrent-recompilation` has Maglev and TurboFan compile hot functions on the JS thread
- * instead of V8's worker threads. Each worker thread's compiler scratch memory came from its own
- * glibc arena, which kept it once freed: at 1,000 services the settled program held ~5 MB more
- * (87-88 against 81-83 MB, 3 runs each). The ~115 compilations of a start-up at 1,000 services
- * cost no measurable time on the JS thread (start → complete 1.5-1.7 s either way; 15.4 s against
- * 16-18 s at 10,000, on 2 cores where the worker competed with iptables-restore).
+ * instead of V8's worker threads. The workers' compiler scratch memory came from their own glibc
+ * arenas, which kept it once freed (2.0 and 2.4 MB held for 0.14 MB in use, by `malloc_stats()`
+ * in the settled program): at 1,000 services it settled at 87 MB instead of 82 and peaked at 97
+ * instead of 93 (medians of 5 alternating runs). The ~115 compilations of a start-up at 1,000
+ * services cost no measurable time on the JS thread (start → complete 1.62 against 1.60 s; 15.4 s
+ * against 16-18 s at 10,000, on 2 cores where the worker competed with iptables-restore).
  */
 export const PROXY_V8_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
