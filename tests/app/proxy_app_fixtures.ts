@@ -64,6 +64,8 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
   const logger = createLogger({ verbosity, write: (l) => lines.push(l) });
   const applied: ProxyState[][] = [];
   const broken = { on: false };
+  /** How many restores (of any family) have run so far. */
+  const restores = () => ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
   const runner: typeof ipt.run = (input) =>
     broken.on && input.cmd.endsWith("-restore")
       ? Promise.resolve({ code: 1, stdout: "", stderr: "iptables-restore: line 3 failed\n" })
@@ -99,8 +101,7 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
     clock,
     ...(syncAfter ? { syncAfter } : {}),
     collectGarbage: () => collectedAt.push(clock.now()),
-    collectBeforeFirstSync: () =>
-      collectedBeforeSync.push(ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length),
+    collectBeforeFirstSync: () => collectedBeforeSync.push(restores()),
     onApplied: (states) => {
       applied.push([...states]);
       return Promise.resolve();
@@ -140,6 +141,7 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
     applied,
     collectedBeforeSync,
     collectedAt,
+    restores,
     sink: () => sink!,
     nat,
     start,

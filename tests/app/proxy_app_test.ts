@@ -147,16 +147,15 @@ Deno.test("createProxyApp() idles as upstream: no sync without changes but the h
   const t = setup();
   try {
     await t.start(webSlice(["10.0.1.2"]));
-    const restores = () => t.ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
     const reads = () => t.ipt.calls.filter((c) => !c.cmd.endsWith("-restore")).map((c) => c.args);
-    const [restoresBefore, readsBefore] = [restores(), reads().length];
+    const [restoresBefore, readsBefore] = [t.restores(), reads().length];
     await t.clock.advance(10 * 60_000);
-    assert.equal(restores(), restoresBefore, "no restore in 10 idle minutes");
+    assert.equal(t.restores(), restoresBefore, "no restore in 10 idle minutes");
     const idleReads = reads().slice(readsBefore);
     assert.equal(idleReads.length, 20, "one canary read per 30 s syncPeriod");
     assert.ok(idleReads.every((a) => a.includes("mangle") && a.includes("KUBE-PROXY-CANARY")));
     await t.clock.advance(51 * 60_000);
-    assert.equal(restores(), restoresBefore + 1, "the hourly sync");
+    assert.equal(t.restores(), restoresBefore + 1, "the hourly sync");
     assert.match(t.lines.join("\n"), /kind="full"[^\n]*$/m);
   } finally {
     await t.stop();
@@ -167,8 +166,7 @@ Deno.test("createProxyApp() syncs nothing for updates that change nothing: a new
   const t = setup();
   try {
     await t.start(webSlice(["10.0.1.2"]));
-    const restores = () => t.ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
-    const before = restores();
+    const before = t.restores();
     const node = (rv: string, heartbeat: number): V1Node => ({
       metadata: { name: "node1", resourceVersion: rv, labels: { zone: "a" } },
       status: {
@@ -177,7 +175,7 @@ Deno.test("createProxyApp() syncs nothing for updates that change nothing: a new
     });
     t.sink().onEvent({ kind: "Node", type: "ADDED", object: node("1", 1) });
     await t.clock.advance(2000);
-    const afterNode = restores();
+    const afterNode = t.restores();
     // What the reflector hands on after a relist from a server with a new history: the same
     // objects under new resourceVersions; then a heartbeat of the same Node.
     const again = <T extends { metadata?: object }>(o: T, rv: string): T => ({
@@ -192,10 +190,10 @@ Deno.test("createProxyApp() syncs nothing for updates that change nothing: a new
     });
     t.sink().onEvent({ kind: "Node", type: "MODIFIED", object: node("902", 2) });
     await t.clock.advance(5000);
-    assert.equal(restores(), afterNode, "no restore for content that did not change");
+    assert.equal(t.restores(), afterNode, "no restore for content that did not change");
     t.sink().onEvent({ kind: "EndpointSlice", type: "MODIFIED", object: webSlice(["10.0.1.3"]) });
     await t.clock.advance(2000);
-    assert.equal(restores(), afterNode + 1, "a real change still syncs");
+    assert.equal(t.restores(), afterNode + 1, "a real change still syncs");
     assert.ok(afterNode >= before);
     assert.match(t.nat(), /DNAT --to-destination 10\.0\.1\.3:8080/);
   } finally {
@@ -226,8 +224,7 @@ Deno.test("createProxyApp() gives memory back 2 s after a relist that changed no
     t.sink().onListed?.("Service");
     t.sink().onListed?.("EndpointSlice");
     await t.start(webSlice(["10.0.1.2"]));
-    const restores = () => t.ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
-    const synced = restores();
+    const synced = t.restores();
     await t.clock.advance(2000); // the first sync ran at START
     assert.deepEqual(t.collectedAt, [START + 2000], "2 s after the first sync");
     // A relist after a 410 that found every object unchanged: no event, so no sync.
@@ -236,7 +233,7 @@ Deno.test("createProxyApp() gives memory back 2 s after a relist that changed no
     assert.deepEqual(t.collectedAt, [START + 2000]);
     await t.clock.advance(1);
     assert.deepEqual(t.collectedAt, [START + 2000, START + 5000]);
-    assert.equal(restores(), synced, "the relist synced nothing");
+    assert.equal(t.restores(), synced, "the relist synced nothing");
   } finally {
     await t.stop();
   }

@@ -16,25 +16,27 @@ Deno.test("runtimeArgs() are PROXY_DENO_FLAGS and one --v8-flags argument of PRO
   assert.deepEqual(runtimeArgs(), [...PROXY_DENO_FLAGS, v8FlagsArg()]);
 });
 
+/** Asserts that every one of runtimeArgs() comes after `words[0]` and before `main`. */
+function assertRuntimeArgsBefore(words: readonly string[], main: string, what: string): void {
+  for (const arg of runtimeArgs()) {
+    const at = words.indexOf(arg);
+    assert.ok(at > 0 && at < words.indexOf(main), `${what} lacks ${arg} before ${main}`);
+  }
+}
+
 Deno.test("deno.json's start and render tasks run with runtimeArgs()", () => {
   for (const name of ["start", "render"]) {
-    const words = tasks[name]?.split(" ") ?? [];
-    const main = words.indexOf("main.ts");
-    for (const arg of runtimeArgs()) {
-      const at = words.indexOf(arg);
-      assert.ok(at > 0 && at < main, `${name} lacks ${arg} before main.ts: ${tasks[name]}`);
-    }
+    assertRuntimeArgsBefore(tasks[name]?.split(" ") ?? [], "main.ts", `${name}: ${tasks[name]}`);
   }
 });
 
 Deno.test("compileArgs() and proxyRunArgs() pass runtimeArgs() to deno", () => {
   const compile = compileArgs({ permissions: {}, root: ROOT, output: "out" });
-  const run = proxyRunArgs(["--version"]);
   for (const arg of runtimeArgs()) {
     assert.ok(compile.indexOf(arg) > 0, `compile lacks ${arg}: ${compile.join(" ")}`);
-    const at = run.indexOf(arg);
-    assert.ok(at > 0 && at < run.indexOf(`${ROOT}main.ts`), `run lacks ${arg}: ${run.join(" ")}`);
   }
+  const run = proxyRunArgs(["--version"]);
+  assertRuntimeArgsBefore(run, `${ROOT}main.ts`, `run: ${run.join(" ")}`);
 });
 
 /** Runs a module twice with `flags` in a fresh DENO_DIR; returns whether V8's code cache exists. */
