@@ -116,3 +116,31 @@ Deno.test("PROXY_V8_FLAGS have V8 compile hot functions on the JS thread", async
   assert.ok(modes.length > 0, "the loop should be optimized");
   assert.deepEqual([...new Set(modes)], ["kSynchronous"]);
 });
+
+/**
+ * Keeps the last three of 30 rounds of 100,000 fresh objects (one allocation site) alive, with
+ * V8's pretenuring decisions traced; returns the decisions to allocate a site in old space.
+ */
+async function pretenuredSites(flags: readonly string[]): Promise<string[]> {
+  const code = `const kept = [];
+function make(i) { return { a: i, b: [i, i + 1], c: "s" + i }; }
+for (let round = 0; round < 30; round++) {
+  const batch = [];
+  for (let i = 0; i < 100_000; i++) batch.push(make(i));
+  kept.push(batch);
+  if (kept.length > 3) kept.shift();
+}
+console.log(kept.length);`;
+  const trace = ["--trace-pretenuring", "--trace-pretenuring-statistics"];
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", `--v8-flags=${[...flags, ...trace].join(",")}`, code],
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.endsWith("=> tenure"));
+}
+
+Deno.test("PROXY_V8_FLAGS keep V8 from pretenuring objects of surviving allocation sites", async () => {
+  const without = PROXY_V8_FLAGS.filter((f) => f !== "--no-allocation-site-pretenuring");
+  assert.ok((await pretenuredSites(without)).length > 0, "control: V8 pretenures the sites");
+  assert.deepEqual(await pretenuredSites(PROXY_V8_FLAGS), []);
+});
