@@ -31,7 +31,7 @@ import {
   type RestoreTail,
   restoreTailChunks,
 } from "./restore_payload.ts";
-import { afterBuiltinRules, parseIptablesSave } from "./save_parser.ts";
+import { afterBuiltinRules, scanSavedTable } from "./save_parser.ts";
 import { type TopLevelDigests, topLevelWrite } from "./top_level_chains.ts";
 
 /** What a full sync learns from reading the tables. */
@@ -125,10 +125,10 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     tables: ReturnType<typeof readTables>,
     active: ReadonlySet<string>,
   ): Promise<TableFindings> => {
-    const nat = parseIptablesSave(await tables.nat).get("nat");
-    const filter = parseIptablesSave(await tables.filter).get("filter");
-    const stale = [...(nat?.chains.keys() ?? [])]
-      .filter((c) => isServiceChainName(c) && !active.has(c))
+    // Only stale service chains and KUBE-FIREWALL are kept of the user chains declared.
+    const nat = scanSavedTable(await tables.nat, (c) => isServiceChainName(c) && !active.has(c));
+    const filter = scanSavedTable(await tables.filter, (c) => c === KUBE_FIREWALL);
+    const stale = [...(nat?.chains.values() ?? [])].filter((c) => !c.builtin).map((c) => c.name)
       .sort();
     return {
       staleNatChains: stale,

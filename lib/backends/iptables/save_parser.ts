@@ -64,24 +64,92 @@ export function parseIptablesSave(text: string): Map<string, SavedTable> {
 }
 
 /**
+ * One table's section of iptables-save output, keeping only what a full sync reads: the
+ * built-in chains and their rules, and the user chains `keepChain` accepts (without rules).
+ * Lines are walked in place, without splitting the text or parsing each header: at 10,000
+ * services a nat table declares ~110,000 chains, of which a full sync keeps the stale ones.
+ * Undefined when the text has no table section.
+ */
+export function scanSavedTable(
+  text: string,
+  keepChain: (name: string) => boolean,
+): SavedTable | undefined {
+  let table: SavedTable | undefined;
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    const first = text.charCodeAt(start);
+    if (first === STAR && table === undefined) {
+      table = { name: text.slice(start + 1, end).trim(), chains: new Map(), rules: [] };
+    } else if (table !== undefined && first === COLON) {
+      const space = headerSpace(text, start, end);
+      const name = text.slice(start + 1, space);
+      const builtin = isBuiltinHeader(text, space, end);
+      if (builtin) {
+        const policy = text.slice(space + 1, headerSpace(text, space + 1, end));
+        table.chains.set(name, { name, policy, builtin });
+      } else if (keepChain(name)) {
+        table.chains.set(name, { name, policy: "-", builtin });
+      }
+    } else if (table !== undefined && text.startsWith("-A ", start)) {
+      const line = text.slice(start, end).trimEnd();
+      const chain = ruleChain(line);
+      if (table.chains.get(chain)?.builtin) {
+        table.rules.push({ chain, spec: line.slice(3 + chain.length + 1) });
+      }
+    } else if (table !== undefined && text.startsWith("COMMIT", start)) {
+      break;
+    }
+    start = end + 1;
+  }
+  return table;
+}
+
+const STAR = 42; // "*"
+const COLON = 58; // ":"
+const DASH = 45; // "-"
+
+/** Where the chain name of the `:NAME POLICY [p:b]` header at start..end ends. */
+function headerSpace(text: string, start: number, end: number): number {
+  const space = text.indexOf(" ", start);
+  return space === -1 || space > end ? end : space;
+}
+
+/** True when a header's policy (after `space`) is not `-`, i.e. the chain is built in. */
+function isBuiltinHeader(text: string, space: number, end: number): boolean {
+  if (space >= end) return false;
+  const next = space + 2;
+  return !(text.charCodeAt(space + 1) === DASH && (next >= end || text.charCodeAt(next) === 32));
+}
+
+/**
  * A stop for reading one table's iptables-save output (see CommandInput.stdoutUntil) once
  * every chain header and every built-in chain's rules have been read. iptables-save prints
- * all headers, then each chain's rules in header order, so the first rule of a chain after the
- * last built-in one ends what a full sync needs (chain names, jumps in built-in chains)
- * without the rest (~8 MB at 10,000 services).
+ * all headers, then each chain's rules in header order, so the first rule of a chain declared
+ * after the last built-in one ends what a full sync needs (chain names, jumps in built-in
+ * chains) without the rest (~8 MB at 10,000 services). Only the names of user chains declared
+ * since the last built-in header are held, until the headers end.
  */
 export function afterBuiltinRules(): (line: string) => boolean {
-  const order = new Map<string, number>();
-  let lastBuiltin = -1;
+  /** Built-in chains and the user chains declared before one of them. */
+  const beforeLastBuiltin = new Set<string>();
+  let since: string[] = [];
   return (line) => {
-    if (line.startsWith(":")) {
-      const { name, policy } = chainHeader(line);
-      order.set(name, order.size);
-      if (policy !== "-") lastBuiltin = order.size - 1;
+    if (line.charCodeAt(0) === COLON) {
+      const space = headerSpace(line, 0, line.length);
+      const name = line.slice(1, space);
+      if (isBuiltinHeader(line, space, line.length)) {
+        for (const c of since) beforeLastBuiltin.add(c);
+        since = [];
+        beforeLastBuiltin.add(name);
+      } else {
+        since.push(name);
+      }
       return false;
     }
     if (!line.startsWith("-A ")) return false;
-    return (order.get(ruleChain(line)) ?? Infinity) > lastBuiltin;
+    since = [];
+    return !beforeLastBuiltin.has(ruleChain(line));
   };
 }
 

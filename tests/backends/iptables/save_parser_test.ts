@@ -4,6 +4,7 @@ import {
   parseIptablesSave,
   ruleComment,
   ruleTarget,
+  scanSavedTable,
   tokenizeRule,
 } from "../../../lib/backends/iptables/mod.ts";
 
@@ -96,4 +97,51 @@ Deno.test("afterBuiltinRules() reads on while a built-in chain's rules may still
   // No rules beyond the built-in chains: everything is read.
   const builtinOnly = "*filter\n:INPUT ACCEPT [0:0]\n:KUBE-X - [0:0]\n-A INPUT -j KUBE-X\nCOMMIT";
   assert.deepEqual(readUntilStop(builtinOnly), builtinOnly.split("\n"));
+});
+
+Deno.test("scanSavedTable() keeps the built-in chains, their rules and the user chains asked for", () => {
+  const asked: string[] = [];
+  const nat = scanSavedTable(
+    `# Generated\n${SAVED_NAT}\n*filter\n:INPUT DROP [0:0]\nCOMMIT\n`,
+    (c) => {
+      asked.push(c);
+      return c.startsWith("KUBE-SVC-");
+    },
+  )!;
+  assert.equal(nat.name, "nat");
+  assert.deepEqual(asked, ["KUBE-SERVICES", "KUBE-SVC-AAAA"], "asked once per user chain");
+  assert.deepEqual([...nat.chains.values()], [
+    { name: "PREROUTING", policy: "ACCEPT", builtin: true },
+    { name: "INPUT", policy: "ACCEPT", builtin: true },
+    { name: "OUTPUT", policy: "ACCEPT", builtin: true },
+    { name: "POSTROUTING", policy: "ACCEPT", builtin: true },
+    { name: "KUBE-SVC-AAAA", policy: "-", builtin: false },
+  ]);
+  // The built-in chains' rules, as parseIptablesSave() reads them; the other table is not read.
+  const parsed = parseIptablesSave(SAVED_NAT).get("nat")!;
+  const builtin = new Set(["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"]);
+  assert.deepEqual(nat.rules, parsed.rules.filter((r) => builtin.has(r.chain)));
+  assert.equal(nat.rules.length, 3);
+});
+
+Deno.test("scanSavedTable() reads output cut short, headers without counters and no table", () => {
+  const cut = readUntilStop(SAVED_NAT).join("\n");
+  const nat = scanSavedTable(cut, () => false)!;
+  assert.deepEqual([...nat.chains.keys()], ["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"]);
+  assert.deepEqual(nat.rules.map((r) => r.spec), [
+    '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    "-j MASQUERADE",
+  ]);
+  const bare = scanSavedTable(
+    "*filter\n:FORWARD DROP\n:KUBE-FIREWALL -\n-A FORWARD -j X",
+    () => true,
+  )!;
+  assert.deepEqual([...bare.chains.values()], [
+    { name: "FORWARD", policy: "DROP", builtin: true },
+    { name: "KUBE-FIREWALL", policy: "-", builtin: false },
+  ]);
+  assert.deepEqual(bare.rules, [{ chain: "FORWARD", spec: "-j X" }]);
+  assert.equal(scanSavedTable("", () => true), undefined);
+  assert.equal(scanSavedTable("# only a comment\n", () => true), undefined);
 });
