@@ -62,6 +62,19 @@ Deno.test("PROXY_DENO_FLAGS keep Deno from caching V8's compiled code", async ()
   assert.equal(await leavesCodeCache(PROXY_DENO_FLAGS), false);
 });
 
+/** Runs `code` with `flags` and V8's `trace` flags under `deno eval`; returns its stdout lines. */
+async function evalTraced(
+  flags: readonly string[],
+  trace: readonly string[],
+  code: string,
+): Promise<string[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", `--v8-flags=${[...flags, ...trace].join(",")}`, code],
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout).split("\n");
+}
+
 /**
  * Runs a program that fills and frees 50 MB, collects as the proxy does at quiet time, then
  * idles on timers for 1 s, with V8's memory reducer set to start and act within 100 ms; returns
@@ -80,11 +93,7 @@ for (let t = 0; t < 10; t++) await new Promise((r) => setTimeout(r, 100));`;
     "--memory-reducer-delay-ms=100",
     "--trace-memory-reducer",
   ];
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", `--v8-flags=${[...flags, ...trace].join(",")}`, code],
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.includes("reducer"));
+  return (await evalTraced(flags, trace, code)).filter((l) => l.includes("reducer"));
 }
 
 Deno.test("PROXY_V8_FLAGS keep V8's memory reducer from collecting at idle", async () => {
@@ -100,11 +109,7 @@ async function compileModes(flags: readonly string[]): Promise<string[]> {
 let sum = 0;
 for (let i = 0; i < 2_000_000; i++) sum = add(sum, i);
 console.log(sum);`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", `--v8-flags=${[...flags, "--trace-opt"].join(",")}`, code],
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  const compiles = new TextDecoder().decode(out.stdout).split("\n")
+  const compiles = (await evalTraced(flags, ["--trace-opt"], code))
     .filter((l) => l.startsWith("[compiling method"));
   return compiles.map((l) => l.match(/ConcurrencyMode::(\w+)/)?.[1] ?? l);
 }
@@ -132,11 +137,7 @@ for (let round = 0; round < 30; round++) {
 }
 console.log(kept.length);`;
   const trace = ["--trace-pretenuring", "--trace-pretenuring-statistics"];
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", `--v8-flags=${[...flags, ...trace].join(",")}`, code],
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.endsWith("=> tenure"));
+  return (await evalTraced(flags, trace, code)).filter((l) => l.endsWith("=> tenure"));
 }
 
 Deno.test("PROXY_V8_FLAGS keep V8 from pretenuring objects of surviving allocation sites", async () => {
