@@ -27,8 +27,10 @@ export interface SavedTable {
 
 /** Name and policy of a `:CHAIN POLICY [packets:bytes]` header line (policy `-` if absent). */
 export function chainHeader(line: string): { name: string; policy: string } {
-  const [name = "", policy = "-"] = line.slice(1).split(/\s+/);
-  return { name, policy };
+  const space = headerSpace(line, 0, line.length);
+  const name = line.slice(1, space);
+  if (space >= line.length) return { name, policy: "-" };
+  return { name, policy: line.slice(space + 1, headerSpace(line, space + 1, line.length)) };
 }
 
 /** The chain of an `-A CHAIN spec` line. */
@@ -79,25 +81,26 @@ export function scanSavedTable(
     let end = text.indexOf("\n", start);
     if (end === -1) end = text.length;
     const first = text.charCodeAt(start);
-    if (first === STAR && table === undefined) {
-      table = { name: text.slice(start + 1, end).trim(), chains: new Map(), rules: [] };
-    } else if (table !== undefined && first === COLON) {
+    if (table === undefined) {
+      if (first === STAR) {
+        table = { name: text.slice(start + 1, end).trim(), chains: new Map(), rules: [] };
+      }
+    } else if (first === COLON) {
       const space = headerSpace(text, start, end);
       const name = text.slice(start + 1, space);
-      const builtin = isBuiltinHeader(text, space, end);
-      if (builtin) {
+      if (isBuiltinHeader(text, space, end)) {
         const policy = text.slice(space + 1, headerSpace(text, space + 1, end));
-        table.chains.set(name, { name, policy, builtin });
+        table.chains.set(name, { name, policy, builtin: true });
       } else if (keepChain(name)) {
-        table.chains.set(name, { name, policy: "-", builtin });
+        table.chains.set(name, { name, policy: "-", builtin: false });
       }
-    } else if (table !== undefined && text.startsWith("-A ", start)) {
+    } else if (text.startsWith("-A ", start)) {
       const line = text.slice(start, end).trimEnd();
       const chain = ruleChain(line);
       if (table.chains.get(chain)?.builtin) {
         table.rules.push({ chain, spec: line.slice(3 + chain.length + 1) });
       }
-    } else if (table !== undefined && text.startsWith("COMMIT", start)) {
+    } else if (text.startsWith("COMMIT", start)) {
       break;
     }
     start = end + 1;
