@@ -14,6 +14,7 @@ import {
   type CommandRunner,
   withStdinText,
 } from "../../lib/exec/mod.ts";
+import type { LegacyTableLister } from "../../lib/backends/iptables/mod.ts";
 
 /** One chain: built-in chains have a policy, user chains have "-". */
 export interface FakeChain {
@@ -67,6 +68,8 @@ export interface FakeIptables {
   table(flavour: string, family: "IPv4" | "IPv6", table: string): FakeTable;
   /** iptables-save text of one table, or of all existing tables. */
   save(flavour: string, family: "IPv4" | "IPv6", table?: string): string;
+  /** The legacy tables that exist, as /proc/self/net/ip_tables_names lists them (newest first). */
+  readonly legacyTables: LegacyTableLister;
   /** Makes the next restore fail with exit code 1 and leave every table unchanged. */
   failNextRestore(stderr?: string): void;
   /** Runs restore text directly (to seed state); throws on failure. */
@@ -322,6 +325,7 @@ export function createFakeIptables(options: FakeIptablesOptions = {}): FakeIptab
     calls,
     table,
     save,
+    legacyTables: (family) => Promise.resolve([...tables("legacy", family).keys()].reverse()),
     failNextRestore: (stderr = "iptables-restore: line 3 failed\n") => {
       pendingFailure = stderr;
     },

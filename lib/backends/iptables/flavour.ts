@@ -32,6 +32,22 @@ export const RESTORE_ARGS: readonly string[] = [...IPTABLES_WAIT_ARGS, "--noflus
 const KUBELET_HINT = /^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)\b/m;
 const FAMILIES: readonly IPFamily[] = ["IPv4", "IPv6"];
 
+/**
+ * The legacy (x_tables) tables that exist in this network namespace, for one family; [] when
+ * x_tables is not loaded, undefined when that cannot be told.
+ */
+export type LegacyTableLister = (family: IPFamily) => Promise<readonly string[] | undefined>;
+
+/** Reads /proc/self/net/ip_tables_names (ip6_tables_names for IPv6), as the kernel lists them. */
+export const procLegacyTables: LegacyTableLister = async (family) => {
+  const file = `/proc/self/net/${family === "IPv6" ? "ip6" : "ip"}_tables_names`;
+  try {
+    return (await Deno.readTextFile(file)).split("\n").filter((name) => name !== "");
+  } catch (err) {
+    return err instanceof Deno.errors.NotFound ? [] : undefined;
+  }
+};
+
 interface SaveOutputs {
   /** Concatenated stdout of the saves that ran. */
   readonly text: string;
@@ -55,23 +71,49 @@ async function saveAll(
   return { text, available };
 }
 
+/** Stops an iptables-save of one table after its chain headers. */
+const afterHeaders = (line: string) => line.startsWith("-") || line === "COMMIT";
+
+/**
+ * Whether kubelet's hint chains are in a legacy table. Only tables that exist are read (`-t` of
+ * a missing one makes the kernel create it), mangle first, and only their chain headers: on a
+ * node with legacy rules the full save would copy the whole nat table into the program.
+ * Where the tables cannot be listed, the whole save is read, as iptables-wrappers does.
+ */
+async function legacyHint(runner: CommandRunner, listTables: LegacyTableLister): Promise<boolean> {
+  for (const family of FAMILIES) {
+    const save = iptablesBinaries(family, "legacy").save;
+    const tables = await listTables(family);
+    if (tables === undefined) {
+      if (KUBELET_HINT.test((await runner({ cmd: save, args: [] })).stdout)) return true;
+      continue;
+    }
+    const ordered = [...tables].sort((a, b) => Number(b === "mangle") - Number(a === "mangle"));
+    for (const table of ordered) {
+      const out = await runner({ cmd: save, args: ["-t", table], stdoutUntil: afterHeaders });
+      if (KUBELET_HINT.test(out.stdout)) return true;
+    }
+  }
+  return false;
+}
+
 function countRules(text: string): number {
   return text.split("\n").filter((l) => l.startsWith("-")).length;
 }
 
 /**
  * Picks the flavour the node uses: kubelet's hint chains in nft's mangle table, then in
- * legacy (all tables: `-t mangle` would make the kernel create it), then whichever holds more
- * rules; a tie means nft. A flavour whose binaries are missing is never picked over one that
- * exists.
+ * legacy's tables, then whichever holds more rules; a tie means nft. A flavour whose binaries
+ * are missing is never picked over one that exists.
  */
 export async function detectIptablesFlavour(
   runner: CommandRunner = denoCommandRunner,
+  listLegacyTables: LegacyTableLister = procLegacyTables,
 ): Promise<IptablesFlavour> {
   const nftMangle = await saveAll(runner, "nft", ["-t", "mangle"]);
   if (KUBELET_HINT.test(nftMangle.text)) return "nft";
+  if (await legacyHint(runner, listLegacyTables)) return "legacy";
   const legacy = await saveAll(runner, "legacy", []);
-  if (KUBELET_HINT.test(legacy.text)) return "legacy";
   const nft = await saveAll(runner, "nft", []);
   if (!nft.available && legacy.available) return "legacy";
   if (!legacy.available) return "nft";

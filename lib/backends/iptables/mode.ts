@@ -31,21 +31,34 @@ export function iptablesRenderOptions(
   return { ...common, localhostNodePorts: config.iptables.localhostNodePorts };
 }
 
+/**
+ * Whether `iptables-save -t nat` of a family and flavour runs here. Only its first line is read:
+ * at a restart the table holds every service's rules (~3 MB of text at 1,000 services).
+ */
+async function natSaveWorks(
+  runner: CommandRunner,
+  family: IPFamily,
+  flavour: IptablesFlavour,
+): Promise<{ ok: boolean; stderr: string }> {
+  const cmd = iptablesBinaries(family, flavour).save;
+  const out = await runner({ cmd, args: ["-t", "nat"], stdoutUntil: () => true });
+  return { ok: out.code === 0, stderr: out.stderr };
+}
+
 /** The families to proxy: IPv4 always, IPv6 when ip6tables works on this node. */
 export async function usableFamilies(
   runner: CommandRunner,
   flavour: IptablesFlavour,
 ): Promise<IPFamily[]> {
-  const v6 = await runner({ cmd: iptablesBinaries("IPv6", flavour).save, args: ["-t", "nat"] });
-  return v6.code === 0 ? ["IPv4", "IPv6"] : ["IPv4"];
+  return (await natSaveWorks(runner, "IPv6", flavour)).ok ? ["IPv4", "IPv6"] : ["IPv4"];
 }
 
 /** Fails with exit code 2 unless some iptables flavour can be run here (IPVS mode needs it too). */
 export async function requireIptables(runner: CommandRunner): Promise<void> {
   const stderr: string[] = [];
   for (const flavour of ["legacy", "nft"] as const) {
-    const out = await runner({ cmd: iptablesBinaries("IPv4", flavour).save, args: ["-t", "nat"] });
-    if (out.code === 0) return;
+    const out = await natSaveWorks(runner, "IPv4", flavour);
+    if (out.ok) return;
     stderr.unshift(out.stderr.trim());
   }
   throw new ModeUnavailableError(`Cannot run iptables: ${stderr.find((s) => s) ?? ""}`, 2);

@@ -1,0 +1,94 @@
+/**
+ * Which iptables the node uses, found on a real kernel at a restart: legacy tables full of a
+ * previous run's rules and kubelet's hint in legacy mangle. Detection must find the hint without
+ * copying the nat table into the program, and must never create a legacy table (`-t mangle` on
+ * a node without one would). It runs in a child process inside a namespace of its own
+ * (`kfd-<pid>`), since /proc/self/net lists the tables of the reader's namespace. Needs root,
+ * iproute2 and iptables-legacy; fails loudly without them.
+ */
+import assert from "node:assert/strict";
+import {
+  addNamespaces,
+  deleteNamespaces,
+  requireCommands,
+  requireNetnsSupport,
+} from "../../scripts/netns/mod.ts";
+
+const NS = `kfd-${Deno.pid}`;
+const FLAVOUR_MODULE = new URL("../../lib/backends/iptables/mod.ts", import.meta.url).href;
+const EXEC_MODULE = new URL("../../lib/exec/mod.ts", import.meta.url).href;
+
+/** Detects in the namespace; reports the flavour and how much save output reached the program. */
+const DETECT = `
+import { detectIptablesFlavour } from "${FLAVOUR_MODULE}";
+import { denoCommandRunner } from "${EXEC_MODULE}";
+let chars = 0;
+const flavour = await detectIptablesFlavour(async (input) => {
+  const out = await denoCommandRunner(input);
+  chars += out.stdout.length;
+  return out;
+});
+console.log(JSON.stringify({ flavour, chars }));
+`;
+
+async function inNamespace(cmd: string, args: string[], stdin?: string): Promise<string> {
+  const child = new Deno.Command("ip", {
+    args: ["netns", "exec", NS, cmd, ...args],
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+  }
+  const out = await child.output();
+  const text = new TextDecoder();
+  assert.equal(out.code, 0, `${cmd} ${args.join(" ")}: ${text.decode(out.stderr)}`);
+  return text.decode(out.stdout);
+}
+
+const tables = async () => (await inNamespace("cat", ["/proc/self/net/ip_tables_names"])).trim();
+const detect = async () =>
+  JSON.parse(await inNamespace(Deno.execPath(), ["eval", "--ext=ts", DETECT])) as {
+    flavour: string;
+    chars: number;
+  };
+
+/** A nat table like a previous run's: `n` service chains with a rule each. */
+function natRules(n: number): string {
+  const lines = ["*nat", ":KUBE-SERVICES - [0:0]"];
+  for (let i = 0; i < n; i++) lines.push(`:KUBE-SVC-${String(i).padStart(16, "0")} - [0:0]`);
+  for (let i = 0; i < n; i++) {
+    const chain = `KUBE-SVC-${String(i).padStart(16, "0")}`;
+    lines.push(`-A KUBE-SERVICES -d 172.30.${i >> 8}.${i & 255}/32 -p tcp --dport 80 -j ${chain}`);
+  }
+  lines.push("COMMIT", "");
+  return lines.join("\n");
+}
+
+Deno.test("e2e: flavour detection reads legacy hints without the nat table, creating no table", async () => {
+  await requireNetnsSupport();
+  requireCommands(["iptables-legacy-save", "iptables-legacy-restore", "iptables-nft-save"]);
+  await deleteNamespaces([NS]);
+  await addNamespaces([NS]);
+  try {
+    // No hint anywhere: decided by rule count, and legacy still has no mangle table after.
+    await inNamespace("iptables-legacy-restore", ["--noflush"], natRules(2000));
+    const counted = await detect();
+    assert.equal(counted.flavour, "legacy");
+    assert.equal(await tables(), "nat");
+
+    // kubelet's hint in legacy mangle, next to 2,000 services' worth of nat (~190 KB of save).
+    await inNamespace("iptables-legacy", ["-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
+    const nat = await inNamespace("iptables-legacy-save", ["-t", "nat"]);
+    assert.ok(nat.length > 150_000, `nat save is ${nat.length} chars`);
+    const hinted = await detect();
+    assert.equal(hinted.flavour, "legacy");
+    assert.ok(hinted.chars < 5_000, `detection read ${hinted.chars} chars of save output`);
+    assert.equal(await tables(), "mangle\nnat");
+  } finally {
+    await deleteNamespaces([NS]);
+  }
+});
