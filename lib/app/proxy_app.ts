@@ -7,22 +7,18 @@ import type { FamilyBackend } from "../backends/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
-import {
-  createProxyTracker,
-  type IPFamily,
-  type ProxyState,
-  type ProxyTracker,
-} from "../proxy/mod.ts";
+import type { IPFamily, ProxyState, ProxyTracker } from "../proxy/mod.ts";
 import { createProxyHealth, type ProxyHealth } from "../server/mod.ts";
 import type { ObjectEvent, ObjectKind, ObjectSink, ObjectSource } from "../source/mod.ts";
 import { BoundedFrequencyRunner, type Clock, systemClock } from "../sync/mod.ts";
 import { createMemoryReclaimer } from "./memory_reclaim.ts";
+import type { StateIntake } from "./state_intake.ts";
 import { createSyncProxyRules } from "./sync_proxy_rules.ts";
 
 /** Everything the app needs, built by the caller (main.ts wires the real ones). */
 export interface ProxyAppOptions {
-  readonly nodeName: string;
-  readonly fallbackNodeIPs?: readonly string[];
+  /** The tracker the source's events go into (made before the app: see createStateIntake). */
+  readonly intake: StateIntake;
   /** Builds the source of cluster state, feeding the given sink. */
   readonly createSource: (sink: ObjectSink) => ObjectSource;
   readonly backends: readonly FamilyBackend[];
@@ -61,16 +57,8 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   const { logger, metrics, backends } = options;
   const clock = options.clock ?? systemClock;
   const health = createProxyHealth({ syncPeriodMs: options.syncPeriodMs, clock });
-  const tracker = createProxyTracker({
-    nodeName: options.nodeName,
-    fallbackNodeIPs: options.fallbackNodeIPs ?? [],
-    // Changes made before we started would report huge latencies from the initial list.
-    startTimeMs: clock.now(),
-    onInvalid: (kind, key, reason) => {
-      metrics.invalidObjects.inc({ kind });
-      logger.error("Skipping invalid object", { kind, object: key, reason });
-    },
-  });
+  const { intake } = options;
+  const tracker = intake.tracker;
   metrics.primeFamilies(backends.map((b) => b.family));
   const fullSyncPeriodMs = options.fullSyncPeriodMs ?? 60 * 60 * 1000;
   const flushed = new Set<IPFamily>();
@@ -128,10 +116,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
 
   const sink: ObjectSink = {
     onEvent(event: ObjectEvent) {
-      const due = tracker.handleEvent(event);
-      if (event.kind === "Service") metrics.serviceChangesTotal.inc();
-      if (event.kind === "EndpointSlice") metrics.endpointChangesTotal.inc();
-      if (due && tracker.isSynced()) queue();
+      if (intake.apply(event) && tracker.isSynced()) queue();
     },
     onSynced(kind: ObjectKind) {
       tracker.markSynced(kind);

@@ -5,7 +5,12 @@ import type { ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { tuneConntrack } from "../conntrack/mod.ts";
-import { createModeMetrics, createProxyMetrics, registerProcessMetrics } from "../metrics/mod.ts";
+import {
+  createModeMetrics,
+  createProxyMetrics,
+  type ProxyMetrics,
+  registerProcessMetrics,
+} from "../metrics/mod.ts";
 import {
   bindableHealthCheckAddresses,
   createHealthHandler,
@@ -22,6 +27,7 @@ import { watchConfigFile } from "./config_watch.ts";
 import { applyOomScoreAdj } from "./oom.ts";
 import { createProxyApp } from "./proxy_app.ts";
 import { type EarlySource, startEarly } from "../source/mod.ts";
+import { createStateIntake, type StateIntake } from "./state_intake.ts";
 import { createStateSource } from "./state_source.ts";
 
 /** What runCommand needs besides the configuration. */
@@ -49,25 +55,44 @@ export async function runCommand(
     });
   }
   const createSource = createStateSource(config, logger);
-  // The first lists travel while the start checks run; the app gets what came meanwhile.
+  const registry = new Registry();
+  const metrics = createProxyMetrics(registry);
+  const intake = createStateIntake({
+    nodeName: config.hostnameOverride,
+    fallbackNodeIPs: config.nodeIPs,
+    metrics,
+    logger,
+  });
+  // The first lists travel while the start checks run, decoded into the tracker as they come.
   const stopEarly = new AbortController();
-  const source = startEarly(createSource, AbortSignal.any([signal, stopEarly.signal]));
+  const source = startEarly(
+    createSource,
+    AbortSignal.any([signal, stopEarly.signal]),
+    (event) => intake.apply(event),
+  );
   try {
-    await runWithSource(config, runner, logger, signal, source);
+    await runWithSource({ config, runner, logger, signal, source, registry, metrics, intake });
   } finally {
     stopEarly.abort();
   }
   if (configChanged !== null) throw new CommandFailure(configChanged, 2);
 }
 
+/** What runWithSource is handed: the configuration and what already runs. */
+interface Started {
+  readonly config: ProxyConfig;
+  readonly runner: CommandRunner;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  readonly source: EarlySource;
+  readonly registry: Registry;
+  readonly metrics: ProxyMetrics;
+  readonly intake: StateIntake;
+}
+
 /** Everything after the source started: start checks, housekeeping, servers and the app. */
-async function runWithSource(
-  config: ProxyConfig,
-  runner: CommandRunner,
-  logger: Logger,
-  signal: AbortSignal,
-  source: EarlySource,
-): Promise<void> {
+async function runWithSource(started: Started): Promise<void> {
+  const { config, runner, logger, signal, source, registry, metrics, intake } = started;
   const mode = await loadMode(config.mode);
   const prepared = await asCommandFailure(() => mode.prepare({ config, runner, logger }));
   logger.info(mode.startMessage, {
@@ -82,8 +107,6 @@ async function runWithSource(
     tuneConntrack({ config: config.conntrack, runner, logger }),
     applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger }),
   ]).then(() => {}, (err) => logger.error("Start-up housekeeping failed", { err }));
-  const registry = new Registry();
-  const metrics = createProxyMetrics(registry);
   const modeMetrics = createModeMetrics(registry, mode.name);
   registerProcessMetrics(registry);
   // Asked only when a load balancer probes, which is after the app below exists.
@@ -92,8 +115,7 @@ async function runWithSource(
     logger,
   });
   const app = createProxyApp({
-    nodeName: config.hostnameOverride,
-    fallbackNodeIPs: config.nodeIPs,
+    intake,
     createSource: (sink) => source.attach(sink),
     backends: prepared.createBackends(modeMetrics),
     minSyncPeriodMs: config.minSyncPeriodMs,

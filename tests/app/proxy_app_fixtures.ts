@@ -5,6 +5,7 @@
 import { Registry } from "../../lib/metrics/prom.ts";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
+import { createStateIntake } from "../../lib/app/state_intake.ts";
 import { createIptablesProxier, iptablesRenderOptions } from "../../lib/backends/iptables/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
@@ -76,8 +77,13 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
   /** Clock times of the quiet-time collections. */
   const collectedAt: number[] = [];
   const app = createProxyApp({
-    nodeName: "node1",
-    fallbackNodeIPs: ["192.168.0.2"],
+    intake: createStateIntake({
+      nodeName: "node1",
+      fallbackNodeIPs: ["192.168.0.2"],
+      metrics,
+      logger,
+      clock,
+    }),
     createSource: (s) => {
       sink = s;
       return { start: () => Promise.resolve() };

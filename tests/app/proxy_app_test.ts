@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { Registry } from "../../lib/metrics/prom.ts";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
+import { createStateIntake } from "../../lib/app/state_intake.ts";
 import { NO_BACKEND_METRICS } from "../../lib/backends/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { createProxyMetrics } from "../../lib/metrics/mod.ts";
@@ -242,8 +243,9 @@ Deno.test("createProxyApp() gives memory back 2 s after a relist that changed no
 Deno.test("createProxyApp() starts each backend's own loop with the app's signal", async () => {
   const signals: AbortSignal[] = [];
   const clock = new FakeClock({ startMs: 0 });
+  const metrics = createProxyMetrics(new Registry());
   const app = createProxyApp({
-    nodeName: "node1",
+    intake: createStateIntake({ nodeName: "node1", metrics, logger: silentLogger, clock }),
     createSource: () => ({ start: () => Promise.resolve() }),
     backends: [{
       family: "IPv4",
@@ -257,7 +259,7 @@ Deno.test("createProxyApp() starts each backend's own loop with the app's signal
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,
     logger: silentLogger,
-    metrics: createProxyMetrics(new Registry()),
+    metrics,
     clock,
   });
   const abort = new AbortController();

@@ -42,15 +42,19 @@ function recorder() {
   return { seen, sink };
 }
 
-Deno.test("startEarly() replays what arrived before attach, in order, then forwards", async () => {
+Deno.test("startEarly() hands events to the early consumer until attach, replays synced, then forwards", async () => {
   const src = scriptedSource();
   const ac = new AbortController();
-  const early = startEarly(src.factory, ac.signal);
+  const before = recorder();
+  const early = startEarly(src.factory, ac.signal, before.sink.onEvent);
   src.push(service("b"));
+  // Events are consumed as they come; the synced signal waits for the sink.
+  assert.deepEqual(before.seen, ["ADDED a", "ADDED b"]);
   const rec = recorder();
   const attached = early.attach(rec.sink);
-  assert.deepEqual(rec.seen, ["ADDED a", "synced Service", "ADDED b"]);
+  assert.deepEqual(rec.seen, ["synced Service"]);
   src.push(service("c"));
+  assert.deepEqual(before.seen, ["ADDED a", "ADDED b"]);
   assert.deepEqual(rec.seen.at(-1), "ADDED c");
   src.listed(); // a relist once attached reaches the sink
   assert.deepEqual(rec.seen.at(-1), "listed Service");
@@ -63,6 +67,7 @@ Deno.test("startEarly() attaches once; a failed source rejects the attached star
   const early = startEarly(
     () => ({ start: () => Promise.reject(new Error("list refused")) }),
     new AbortController().signal,
+    () => {},
   );
   await new Promise((r) => setTimeout(r, 0)); // the failure happens before anyone attached
   const attached = early.attach(recorder().sink);
