@@ -135,6 +135,23 @@ export async function rawRestore(
 }
 
 /**
+ * The floor a full sync cannot go under with legacy iptables: the raw restore of `payload` with
+ * the two reads a full sync makes (`iptables-legacy-save -t nat` and `-t filter`, stale chains
+ * and missing jumps; upstream reads nat too) running beside it, read to the end.
+ */
+export async function rawLegacyRestoreWithReads(ns: string, payload: string): Promise<void> {
+  const read = (table: string) => {
+    const [cmd, args] = inNamespace(ns, "iptables-legacy-save", ["-t", table]);
+    return new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).output();
+  };
+  const reads = [read("nat"), read("filter")];
+  await rawLegacyRestore(ns, payload);
+  for (const out of await Promise.all(reads)) {
+    if (out.code !== 0) throw new Error(`iptables-legacy-save in "${ns}" exited ${out.code}`);
+  }
+}
+
+/**
  * The input upstream's proxier would send for the same partial sync: `partial` (ours) with the
  * top-level nat chains and the filter table of `full` (a full sync's input) written whole, as
  * upstream does on every sync. Canary and jump lines are left out (a partial sync has none).

@@ -5,7 +5,8 @@
  *
  * - full, N services: render only (pure), and a full sync through the real proxier (saves,
  *   parse, render, restore) in a throwaway network namespace, vs the raw restore of the payload
- *   that sync sends;
+ *   that sync sends, and that restore with the sync's two table reads running beside it (what
+ *   legacy iptables makes any full sync pay);
  * - first, N services: a new proxier's first sync on a node with empty tables (start-up on a
  *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
@@ -35,6 +36,7 @@ import {
   netnsRunner,
   payloadRecorder,
   rawLegacyRestore,
+  rawLegacyRestoreWithReads,
   rawRestore,
   upstreamPartialPayload,
 } from "./bench_netns.ts";
@@ -140,6 +142,16 @@ function benchFull(n: number, iterations: number): void {
       const { ns, payloads } = await lab();
       b.start();
       await rawLegacyRestore(ns, payloads[0]!);
+      b.end();
+    },
+  });
+  Deno.bench({
+    ...common,
+    name: `the same, with the full sync's two table reads beside it (${label} services)`,
+    async fn(b) {
+      const { ns, payloads } = await lab();
+      b.start();
+      await rawLegacyRestoreWithReads(ns, payloads[0]!);
       b.end();
     },
   });
