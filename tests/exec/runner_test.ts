@@ -22,6 +22,22 @@ Deno.test("denoCommandRunner writes stdinChunks in order, larger than any pipe b
   assert.equal(out.stdout.split(" ")[0], hex);
 });
 
+Deno.test("denoCommandRunner writes multi-byte text intact across its 64 KiB encoding buffer", async () => {
+  // Pieces larger than the buffer, with 2-, 3- and 4-byte characters falling on its edges.
+  const piece = (i: number) => `${i}:` + "aé€😀".repeat(20_000 + i) + "\n";
+  async function* stream(): AsyncGenerator<string> {
+    for (let i = 0; i < 5; i++) yield piece(i);
+  }
+  const input = Array.from({ length: 5 }, (_, i) => piece(i)).join("");
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(input));
+  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  for (const given of [{ stdin: input }, { stdinStream: stream() }]) {
+    const out = await denoCommandRunner({ cmd: "sha256sum", args: [], ...given });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout.split(" ")[0], hex);
+  }
+});
+
 Deno.test("stdinText() joins stdinChunks or a stdinStream, else returns stdin", async () => {
   assert.equal(await stdinText({ cmd: "x", args: [], stdinChunks: ["a\n", "b\n"] }), "a\nb\n");
   assert.equal(
