@@ -3,3 +3,4 @@ export * from "./name_hash.ts";
 export * from "./untrusted_value.ts";
 export * from "./render_config.ts";
 export * from "./masquerade_mark.ts";
+export * from "./lines_text.ts";

@@ -4,6 +4,7 @@
  * only the chains of changed service ports; stale chains are flushed and deleted in the same
  * input.
  */
+import { linesText } from "../common/mod.ts";
 import type { ProxyState } from "../../proxy/mod.ts";
 import { KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
 import { jumpInsertLine, type JumpRule, missingJumps } from "./jump_chains.ts";
@@ -78,7 +79,7 @@ export function restoreHead(plan: RestoreBody): string {
 /** The piece of a streamed restore input for one slice of renderIptablesSlices ("" if empty). */
 export function restoreSlice(lines: readonly OwnedLine[], plan: RestoreBody): string {
   const kept = [...keptLines(lines, plan)];
-  return kept.length === 0 ? "" : kept.join("\n") + "\n";
+  return linesText(kept);
 }
 
 /**
@@ -113,11 +114,11 @@ function* chunked(lines: Iterable<string>): Generator<string> {
   for (const line of lines) {
     batch.push(line);
     if (batch.length === LINES_PER_CHUNK) {
-      yield batch.join("\n") + "\n";
+      yield linesText(batch);
       batch = [];
     }
   }
-  if (batch.length > 0) yield batch.join("\n") + "\n";
+  if (batch.length > 0) yield linesText(batch);
 }
 
 /** The pieces that follow the last slice, ending the input (see tailLines). */

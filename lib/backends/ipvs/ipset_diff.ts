@@ -4,6 +4,7 @@
  * Sets that are not ours are never touched, and ours are never destroyed here.
  */
 import type { IPFamily } from "../../proxy/mod.ts";
+import { linesText } from "../common/mod.ts";
 import type { KernelIpset } from "./ipset_parser.ts";
 import { IPSET_SPECS, ipsetCreateLine, ipsetName } from "./ipset_specs.ts";
 
@@ -22,7 +23,7 @@ export function buildIpsetRestore(
     for (const m of have) if (!want.has(m)) out.push(`del ${name} ${m} -exist`);
     for (const m of want) if (!have.has(m)) out.push(`add ${name} ${m} -exist`);
   }
-  return out.join("\n") + "\n";
+  return linesText(out);
 }
 
 /**
@@ -37,5 +38,5 @@ export function buildIpsetDeltaRestore(
   const out: string[] = [];
   for (const [set, m] of del) out.push(`del ${ipsetName(set, family)} ${m} -exist`);
   for (const [set, m] of add) out.push(`add ${ipsetName(set, family)} ${m} -exist`);
-  return out.length === 0 ? "" : out.join("\n") + "\n";
+  return linesText(out);
 }

@@ -4,6 +4,7 @@
  * are left out while the set is empty, except the KUBE-IPVS-FILTER ones and the health check
  * rule, which upstream writes unconditionally.
  */
+import { linesText } from "../common/mod.ts";
 import {
   hasJump,
   joinRule,
@@ -323,5 +324,5 @@ export function buildIpvsRestoreInput(
   out.push(...rules.filterRules);
   for (const j of missingJumps) if (j.table === "filter") out.push(jumpInsertLine(j));
   out.push("COMMIT");
-  return out.join("\n") + "\n";
+  return linesText(out);
 }

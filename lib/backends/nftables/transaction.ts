@@ -4,6 +4,7 @@
  * between the last applied model and the new one: new and changed chains (add + flush +
  * rules), element deletes and adds, and deletions of objects no longer wanted. Pure.
  */
+import { linesText } from "../common/mod.ts";
 import {
   hookText,
   nftQuote,
@@ -72,7 +73,7 @@ export class ScriptWriter {
 
   finish(): NftTransaction {
     return {
-      script: this.lines.length === 0 ? "" : this.lines.join("\n") + "\n",
+      script: linesText(this.lines),
       chainsWritten: this.chainsWritten,
       chainsDeleted: this.chainsDeleted,
       setsAdded: this.setsAdded,
