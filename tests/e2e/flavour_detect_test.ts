@@ -7,6 +7,7 @@
  * iproute2 and iptables-legacy; fails loudly without them.
  */
 import assert from "node:assert/strict";
+import { denoCommandRunner } from "../../lib/exec/mod.ts";
 import {
   addNamespaces,
   deleteNamespaces,
@@ -32,21 +33,10 @@ console.log(JSON.stringify({ flavour, chars }));
 `;
 
 async function inNamespace(cmd: string, args: string[], stdin?: string): Promise<string> {
-  const child = new Deno.Command("ip", {
-    args: ["netns", "exec", NS, cmd, ...args],
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(stdin));
-    await writer.close();
-  }
-  const out = await child.output();
-  const text = new TextDecoder();
-  assert.equal(out.code, 0, `${cmd} ${args.join(" ")}: ${text.decode(out.stderr)}`);
-  return text.decode(out.stdout);
+  const input = { cmd: "ip", args: ["netns", "exec", NS, cmd, ...args] };
+  const out = await denoCommandRunner(stdin === undefined ? input : { ...input, stdin });
+  assert.equal(out.code, 0, `${cmd} ${args.join(" ")}: ${out.stderr}`);
+  return out.stdout;
 }
 
 const tables = async () => (await inNamespace("cat", ["/proc/self/net/ip_tables_names"])).trim();
