@@ -5,10 +5,15 @@
 import { sha256 } from "./sha256.ts";
 
 const BASE32_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const BASE32_CODES = Array.from(BASE32_ALPHABET, (c) => c.charCodeAt(0));
 
-/** RFC 4648 base32 (Go's base32.StdEncoding) of `bytes[0, count)`, without padding. */
+/**
+ * RFC 4648 base32 (Go's base32.StdEncoding) of `bytes[0, count)`, without padding. Made from
+ * character codes in one go: appending a character at a time leaves V8 a chain of string pieces,
+ * one per character past the 12th, in every name a proxier keeps (~1.4 MB at 14,000 chains).
+ */
 function base32(bytes: Uint8Array, count = bytes.length): string {
-  let out = "";
+  const codes: number[] = [];
   let buffer = 0;
   let bits = 0;
   for (let i = 0; i < count; i++) {
@@ -16,13 +21,13 @@ function base32(bytes: Uint8Array, count = bytes.length): string {
     buffer = (buffer << 8) | b;
     bits += 8;
     while (bits >= 5) {
-      out += BASE32_ALPHABET[(buffer >> (bits - 5)) & 31];
+      codes.push(BASE32_CODES[(buffer >> (bits - 5)) & 31]!);
       bits -= 5;
     }
     buffer &= (1 << bits) - 1;
   }
-  if (bits > 0) out += BASE32_ALPHABET[(buffer << (5 - bits)) & 31];
-  return out;
+  if (bits > 0) codes.push(BASE32_CODES[(buffer << (5 - bits)) & 31]!);
+  return String.fromCharCode(...codes);
 }
 
 /** The first `length` characters of base32(sha256(input)): 16 for iptables, 8 for nftables. */
