@@ -30,6 +30,15 @@ Deno.test("sha256() matches node:crypto at every length around the block boundar
   }
   const long = "x".repeat(100_000);
   assert.equal(hex(sha256(long)), reference(long));
+  // Around the size of the buffer kept between calls (16 KiB), with 2- and 3-byte characters.
+  for (let n = 5_400; n <= 5_480; n++) {
+    const input = "aé€".repeat(2_000).slice(0, n);
+    assert.equal(hex(sha256(input)), reference(input), `length ${n}`);
+    assert.equal(
+      hex(sha256("abc")),
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
+  }
 });
 
 Deno.test("sha256() hashes the UTF-8 bytes of any string, as node:crypto does", () => {
