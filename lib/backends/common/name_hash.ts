@@ -12,8 +12,8 @@ const BASE32_CODES = Array.from(BASE32_ALPHABET, (c) => c.charCodeAt(0));
  * character codes in one go: appending a character at a time leaves V8 a chain of string pieces,
  * one per character past the 12th, in every name a proxier keeps (~1.4 MB at 14,000 chains).
  */
-function base32(bytes: Uint8Array, count = bytes.length): string {
-  const codes: number[] = [];
+function base32(bytes: Uint8Array, count = bytes.length, prefix = ""): string {
+  const codes = Array.from(prefix, (c) => c.charCodeAt(0));
   let buffer = 0;
   let bits = 0;
   for (let i = 0; i < count; i++) {
@@ -30,9 +30,13 @@ function base32(bytes: Uint8Array, count = bytes.length): string {
   return String.fromCharCode(...codes);
 }
 
-/** The first `length` characters of base32(sha256(input)): 16 for iptables, 8 for nftables. */
-export function nameHash(input: string, length: number): string {
+/**
+ * `prefix` and the first `length` characters of base32(sha256(input)), as one flat string: 16
+ * characters for iptables, 8 for nftables.
+ */
+export function nameHash(input: string, length: number, prefix = ""): string {
   // Each 5 bytes make 8 characters: encode only the bytes the kept characters come from.
   const digest = sha256(input);
-  return base32(digest, Math.min(digest.length, Math.ceil((length * 5) / 8))).slice(0, length);
+  const count = Math.min(digest.length, Math.ceil((length * 5) / 8));
+  return base32(digest, count, prefix).slice(0, prefix.length + length);
 }

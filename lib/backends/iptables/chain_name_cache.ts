@@ -8,6 +8,7 @@ import {
   endpointHashInput,
   EXT_PREFIX,
   FW_PREFIX,
+  hashedChainName,
   portProtoHashInput,
   SEP_PREFIX,
   SVC_PREFIX,
@@ -77,10 +78,18 @@ export class ChainNameCache {
 
   /** chainHash(input), computed at most once while the input stays in use. */
   hash(input: string): string {
+    return this.#memo(input, chainHash);
+  }
+
+  /**
+   * `make(input)`, held under `input`. Service port inputs end in a protocol and endpoint inputs
+   * in a port number, so the hashes and the SEP names held never share a key.
+   */
+  #memo(input: string, make: (input: string) => string): string {
     const young = this.#young.get(input);
     if (young !== undefined) return young;
     let value = this.#old.get(input);
-    if (value === undefined) value = chainHash(input);
+    if (value === undefined) value = make(input);
     else this.#old.delete(input);
     if (this.#young.size >= this.#generationSize) {
       this.#old = this.#young;
@@ -95,9 +104,13 @@ export class ChainNameCache {
     return new ServicePortChains(this, servicePortName, protocol);
   }
 
-  /** KUBE-SEP-<hash> of one endpoint of one service port (servicePortEndpointChain). */
+  /**
+   * KUBE-SEP-<hash> of one endpoint of one service port (servicePortEndpointChain). The whole
+   * name is held, so every render and the proxier's set of its chains share one string.
+   */
   endpointChain(servicePortName: string, protocol: string, endpointAddress: string): string {
-    return SEP_PREFIX + this.hash(endpointHashInput(servicePortName, protocol, endpointAddress));
+    const input = endpointHashInput(servicePortName, protocol, endpointAddress);
+    return this.#memo(input, (i) => hashedChainName(SEP_PREFIX, i));
   }
 }
 

@@ -39,6 +39,11 @@ export function chainHash(input: string): string {
   return nameHash(input, 16);
 }
 
+/** `prefix` + chainHash(input), made as one flat string (it is kept as long as the chain). */
+export function hashedChainName(prefix: string, input: string): string {
+  return nameHash(input, 16, prefix);
+}
+
 /** What a service port's SVC/SVL/EXT/FW hash is taken of: `servicePortName + protocol`. */
 export function portProtoHashInput(servicePortName: string, protocol: string): string {
   return servicePortName + protocol.toLowerCase();
@@ -84,7 +89,7 @@ export function servicePortEndpointChain(
   protocol: string,
   endpointAddress: string,
 ): string {
-  return SEP_PREFIX + chainHash(endpointHashInput(servicePortName, protocol, endpointAddress));
+  return hashedChainName(SEP_PREFIX, endpointHashInput(servicePortName, protocol, endpointAddress));
 }
 
 /** True for per-service chains (SVC/SVL/EXT/FW/SEP) that stale-chain cleanup may delete. */

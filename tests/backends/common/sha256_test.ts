@@ -75,3 +75,11 @@ Deno.test("nameHash() keeps upstream's chain names (base32 of the SHA-256, cut)"
   assert.equal(nameHash(input, 16), expected.slice(0, 16));
   assert.equal(nameHash(input, 8), expected.slice(0, 8));
 });
+
+Deno.test("nameHash() puts a prefix before the hash, for iptables' 16 and nftables' 8 characters", () => {
+  for (const length of [16, 8]) {
+    const input = "ns1/svc1:p80tcp10.180.0.1:80";
+    assert.equal(nameHash(input, length, "KUBE-SEP-"), "KUBE-SEP-" + nameHash(input, length));
+    assert.equal(nameHash(input, length, "KUBE-SEP-").length, 9 + length);
+  }
+});
