@@ -28,6 +28,9 @@ export interface ChainNameCacheOptions {
   readonly maxEntries?: number;
 }
 
+/** KUBE-SEP-<hash> of an endpoint hash input (one function for every lookup, made once). */
+const endpointChainName = (input: string) => hashedChainName(SEP_PREFIX, input);
+
 /**
  * Memoizes chainHash() by its input string in two generations of at most half the bound each:
  * when the young one is full it becomes the old one and the previous old one is dropped; a hit
@@ -110,7 +113,7 @@ export class ChainNameCache {
    */
   endpointChain(servicePortName: string, protocol: string, endpointAddress: string): string {
     const input = endpointHashInput(servicePortName, protocol, endpointAddress);
-    return this.#memo(input, (i) => hashedChainName(SEP_PREFIX, i));
+    return this.#memo(input, endpointChainName);
   }
 }
 
