@@ -5,6 +5,7 @@
  * (MoveRSOutofGracefulDeleteList), and a VS nobody wants deleted unless it lies in
  * --ipvs-exclude-cidrs or is of the other family (cleanLegacyService).
  */
+import { linesText } from "../common/mod.ts";
 import { type CIDR, cidrContains, ipFamily } from "../../net/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import {
@@ -119,5 +120,5 @@ export function commitIpvsDiff(diff: IpvsDiff, draining: GracefulTerminationList
 
 /** `ipvsadm -R` input from lines ("" when there is nothing to do). */
 export function ipvsadmRestoreInput(lines: readonly string[]): string {
-  return lines.length === 0 ? "" : lines.join("\n") + "\n";
+  return linesText([...lines]);
 }
