@@ -173,14 +173,12 @@ function applyCommand(t: FakeTable, words: readonly string[]): string {
     }
     case "-S":
     case "-L": {
+      // As iptables prints them: every chain's header first, then every chain's rules.
       const entries = chain === undefined ? [...t] : [[chain, chainOf(t, chain)] as const];
-      return entries.map(([name, c]) =>
-        [
-          c.policy === "-" ? `-N ${name}` : `-P ${name} ${c.policy}`,
-          ...c.rules.map((r) => `-A ${name} ${r}`),
-        ]
-          .join("\n") + "\n"
-      ).join("");
+      return [
+        ...entries.map(([name, c]) => c.policy === "-" ? `-N ${name}` : `-P ${name} ${c.policy}`),
+        ...entries.flatMap(([name, c]) => c.rules.map((r) => `-A ${name} ${r}`)),
+      ].map((line) => `${line}\n`).join("");
     }
     default:
       throw new LineError(`Unknown command "${op}"`);

@@ -34,6 +34,12 @@ import {
 import { afterBuiltinRules, scanSavedTable } from "./save_parser.ts";
 import { type TopLevelDigests, topLevelWrite } from "./top_level_chains.ts";
 
+/** One table as read: iptables-save text, or the `-S` listing of `listedTable`. */
+interface TableText {
+  readonly text: string;
+  readonly listedTable: string | undefined;
+}
+
 /** What a full sync learns from reading the tables. */
 type TableFindings = Pick<RestoreTail, "staleNatChains" | "jumps" | "declareKubeletFirewall">;
 
@@ -87,12 +93,19 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   /** How long the last render took (its own CPU time, not the writes); none before the first. */
   let lastRenderMs: number | undefined;
 
-  const save = async (table: string): Promise<string> => {
-    // Only the headers and the built-in chains' rules are used: reading stops after them.
-    const input = { cmd: bins.save, args: ["-t", table], stdoutUntil: afterBuiltinRules() };
-    const out = await runner(input);
-    if (out.code !== 0) throw new CommandError(bins.save, ["-t", table], out.code, out.stderr);
-    return out.stdout;
+  /**
+   * Reads one table as far as a full sync uses it: the headers and the built-in chains' rules.
+   * iptables-nft-save fetches every table whatever `-t` names (~100 ms for the small filter
+   * table at 1,000 services), so with nft the one table is listed with `-S` (~15 ms); legacy's
+   * save fetches only the table named and, unlike `iptables-legacy -S`, takes no xtables lock.
+   */
+  const save = async (table: string): Promise<TableText> => {
+    const listed = flavour === "nft";
+    const cmd = listed ? bins.iptables : bins.save;
+    const args = listed ? [...IPTABLES_WAIT_ARGS.slice(0, 2), "-t", table, "-S"] : ["-t", table];
+    const out = await runner({ cmd, args, stdoutUntil: afterBuiltinRules() });
+    if (out.code !== 0) throw new CommandError(cmd, args, out.code, out.stderr);
+    return { text: out.stdout, listedTable: listed ? table : undefined };
   };
 
   /**
@@ -126,8 +139,10 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     active: ReadonlySet<string>,
   ): Promise<TableFindings> => {
     // Only stale service chains and KUBE-FIREWALL are kept of the user chains declared.
-    const nat = scanSavedTable(await tables.nat, (c) => isServiceChainName(c) && !active.has(c));
-    const filter = scanSavedTable(await tables.filter, (c) => c === KUBE_FIREWALL);
+    const scan = ({ text, listedTable }: TableText, keep: (chain: string) => boolean) =>
+      scanSavedTable(text, keep, listedTable);
+    const nat = scan(await tables.nat, (c) => isServiceChainName(c) && !active.has(c));
+    const filter = scan(await tables.filter, (c) => c === KUBE_FIREWALL);
     const stale = [...(nat?.chains.values() ?? [])].filter((c) => !c.builtin).map((c) => c.name)
       .sort();
     return {

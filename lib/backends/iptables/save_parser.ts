@@ -68,6 +68,8 @@ export function parseIptablesSave(text: string): Map<string, SavedTable> {
 /**
  * One table's section of iptables-save output, keeping only what a full sync reads: the
  * built-in chains and their rules, and the user chains `keepChain` accepts (without rules).
+ * With `listedTable`, the text is that table's `iptables -t <table> -S` listing instead: the
+ * same chains and rules, headers written `-P NAME POLICY` and `-N NAME`, no `*table` or COMMIT.
  * Lines are walked in place, without splitting the text or parsing each header: at 10,000
  * services a nat table declares ~110,000 chains, of which a full sync keeps the stale ones.
  * Undefined when the text has no table section.
@@ -75,20 +77,24 @@ export function parseIptablesSave(text: string): Map<string, SavedTable> {
 export function scanSavedTable(
   text: string,
   keepChain: (name: string) => boolean,
+  listedTable?: string,
 ): SavedTable | undefined {
-  let table: SavedTable | undefined;
+  let table: SavedTable | undefined = listedTable === undefined
+    ? undefined
+    : { name: listedTable, chains: new Map(), rules: [] };
   for (let start = 0; start < text.length;) {
     let end = text.indexOf("\n", start);
     if (end === -1) end = text.length;
     const first = text.charCodeAt(start);
+    const nameStart = headerNameStart(text, start);
     if (table === undefined) {
       if (first === STAR) {
         table = { name: text.slice(start + 1, end).trim(), chains: new Map(), rules: [] };
       }
-    } else if (first === COLON) {
-      const space = headerSpace(text, start, end);
-      const name = text.slice(start + 1, space);
-      if (isBuiltinHeader(text, space, end)) {
+    } else if (nameStart !== -1) {
+      const space = headerSpace(text, nameStart, end);
+      const name = text.slice(nameStart, space);
+      if (isBuiltinChainHeader(text, start, space, end)) {
         const policy = text.slice(space + 1, headerSpace(text, space + 1, end));
         table.chains.set(name, { name, policy, builtin: true });
       } else if (keepChain(name)) {
@@ -111,11 +117,27 @@ export function scanSavedTable(
 const STAR = 42; // "*"
 const COLON = 58; // ":"
 const DASH = 45; // "-"
+const UPPER_P = 80; // "P"
 
 /** Where the chain name of the `:NAME POLICY [p:b]` header at start..end ends. */
 function headerSpace(text: string, start: number, end: number): number {
   const space = text.indexOf(" ", start);
   return space === -1 || space > end ? end : space;
+}
+
+/**
+ * Where the chain name of the header line at `start` begins: `:NAME POLICY [p:b]` of
+ * iptables-save, `-P NAME POLICY` (built in) or `-N NAME` of `iptables -S`; -1 for other lines.
+ */
+function headerNameStart(text: string, start: number): number {
+  if (text.charCodeAt(start) === COLON) return start + 1;
+  return text.startsWith("-P ", start) || text.startsWith("-N ", start) ? start + 3 : -1;
+}
+
+/** True when the header line at `start` (its name ending at `space`) declares a built-in chain. */
+function isBuiltinChainHeader(text: string, start: number, space: number, end: number): boolean {
+  if (text.charCodeAt(start) === DASH) return text.charCodeAt(start + 1) === UPPER_P;
+  return isBuiltinHeader(text, space, end);
 }
 
 /** True when a header's policy (after `space`) is not `-`, i.e. the chain is built in. */
@@ -126,22 +148,23 @@ function isBuiltinHeader(text: string, space: number, end: number): boolean {
 }
 
 /**
- * A stop for reading one table's iptables-save output (see CommandInput.stdoutUntil) once
- * every chain header and every built-in chain's rules have been read. iptables-save prints
- * all headers, then each chain's rules in header order, so the first rule of a chain declared
- * after the last built-in one ends what a full sync needs (chain names, jumps in built-in
- * chains) without the rest (~8 MB at 10,000 services). Only the names of user chains declared
- * since the last built-in header are held, until the headers end.
+ * A stop for reading one table's iptables-save output, or its `iptables -S` listing (see
+ * CommandInput.stdoutUntil), once every chain header and every built-in chain's rules have
+ * been read. Both print all headers, then each chain's rules in header order, so the first
+ * rule of a chain declared after the last built-in one ends what a full sync needs (chain
+ * names, jumps in built-in chains) without the rest (~8 MB at 10,000 services). Only the names
+ * of user chains declared since the last built-in header are held, until the headers end.
  */
 export function afterBuiltinRules(): (line: string) => boolean {
   /** Built-in chains and the user chains declared before one of them. */
   const beforeLastBuiltin = new Set<string>();
   let since: string[] = [];
   return (line) => {
-    if (line.charCodeAt(0) === COLON) {
-      const space = headerSpace(line, 0, line.length);
-      const name = line.slice(1, space);
-      if (isBuiltinHeader(line, space, line.length)) {
+    const nameStart = headerNameStart(line, 0);
+    if (nameStart !== -1) {
+      const space = headerSpace(line, nameStart, line.length);
+      const name = line.slice(nameStart, space);
+      if (isBuiltinChainHeader(line, 0, space, line.length)) {
         for (const c of since) beforeLastBuiltin.add(c);
         since = [];
         beforeLastBuiltin.add(name);

@@ -22,20 +22,24 @@ function counters() {
   return { c, metrics };
 }
 
-function setup(fake: FakeIptables = createFakeIptables(), family: "IPv4" | "IPv6" = "IPv4") {
+function setup(
+  fake: FakeIptables = createFakeIptables(),
+  family: "IPv4" | "IPv6" = "IPv4",
+  flavour: "legacy" | "nft" = "legacy",
+) {
   const { c, metrics } = counters();
   const logger = createMemoryLogger();
   const proxier = createIptablesProxier({
     family,
-    flavour: "legacy",
+    flavour,
     runner: fake.run,
     clusterCIDRs: ["10.0.0.0/8"],
     logger,
     metrics,
   });
-  const chains = (table = "nat") => [...fake.table("legacy", family, table).keys()];
+  const chains = (table = "nat") => [...fake.table(flavour, family, table).keys()];
   const rulesOf = (chain: string, table = "nat") =>
-    fake.table("legacy", family, table).get(chain)?.rules;
+    fake.table(flavour, family, table).get(chain)?.rules;
   return { fake, proxier, c, logger, chains, rulesOf };
 }
 
@@ -100,6 +104,41 @@ Deno.test("IptablesProxier.sync() removes stale chains left by an earlier proces
   const { proxier, chains } = setup(fake);
   await proxier.sync(twoEndpoints());
   assert.ok(!chains().some((c) => c.includes("OLD")));
+});
+
+Deno.test("IptablesProxier.sync() with iptables-nft lists only nat and filter, and still removes stale chains and restores jumps", async () => {
+  const fake = createFakeIptables();
+  const stale = (name: string) =>
+    fake.restore(
+      "nft",
+      "IPv4",
+      `*nat\n:KUBE-SEP-${name} - [0:0]\n-A KUBE-SEP-${name} -j RETURN\nCOMMIT\n`,
+    );
+  stale("OLDOLDOLDOLDOLDO");
+  const { proxier, chains, rulesOf } = setup(fake, "IPv4", "nft");
+  await proxier.sync(twoEndpoints());
+  assert.ok(!chains().some((c) => c.includes("OLD")));
+  const jump = rulesOf("PREROUTING")![0]!;
+  assert.equal(
+    (await fake.run({
+      cmd: "iptables-nft",
+      args: ["-t", "nat", "-D", "PREROUTING", ...jump.split(" ")],
+    })).code,
+    0,
+  );
+  assert.deepEqual(rulesOf("PREROUTING"), []);
+  stale("NEWNEWNEWNEWNEWN");
+  const before = fake.calls.length;
+  await proxier.sync({ ...twoEndpoints(), forceFullSync: true });
+  assert.ok(!chains().some((c) => c.includes("NEW")), "a chain added since is found and removed");
+  assert.deepEqual(rulesOf("PREROUTING"), [jump], "the missing jump is back, once");
+  // iptables-nft-save fetches every table whatever -t says; `-t T -S` fetches only T.
+  assert.deepEqual(
+    fake.calls.slice(before).map((c) => `${c.cmd} ${c.args.join(" ")}`).filter((c) =>
+      !c.includes("restore")
+    ),
+    ["iptables-nft -w 5 -t nat -S", "iptables-nft -w 5 -t filter -S"],
+  );
 });
 
 Deno.test("IptablesProxier.sync() keeps the old rules, counts and throws when restore fails", async () => {

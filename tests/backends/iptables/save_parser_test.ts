@@ -145,3 +145,29 @@ Deno.test("scanSavedTable() reads output cut short, headers without counters and
   assert.equal(scanSavedTable("", () => true), undefined);
   assert.equal(scanSavedTable("# only a comment\n", () => true), undefined);
 });
+
+/** SAVED_NAT as `iptables -t nat -S` lists it: `-P`/`-N` headers, no `*nat`, no COMMIT. */
+const LISTED_NAT = SAVED_NAT.split("\n").filter((l) => l !== "*nat" && l !== "COMMIT").map((l) =>
+  l.startsWith(":")
+    ? (l.includes(" - [") ? `-N ${l.slice(1, l.indexOf(" "))}` : `-P ${l.slice(1, -6)}`)
+    : l
+).join("\n");
+
+Deno.test("afterBuiltinRules() and scanSavedTable() read an `iptables -S` listing as its save", () => {
+  assert.match(LISTED_NAT, /^-P PREROUTING ACCEPT\n/);
+  assert.match(LISTED_NAT, /\n-N KUBE-SVC-AAAA\n/);
+  const read = readUntilStop(LISTED_NAT);
+  assert.equal(read.at(-1), "-A KUBE-SERVICES -d 172.30.0.1/32 -j KUBE-SVC-AAAA");
+  const keep = (c: string) => c.startsWith("KUBE-SVC-");
+  const saved = scanSavedTable(readUntilStop(SAVED_NAT).join("\n"), keep)!;
+  const listed = scanSavedTable(read.join("\n"), keep, "nat")!;
+  assert.deepEqual(listed, saved);
+  assert.equal(listed.rules.length, 3);
+  // A listing of built-in chains only, as of a table nothing was added to.
+  const empty = scanSavedTable("-P INPUT ACCEPT\n-P FORWARD DROP\n", () => true, "filter")!;
+  assert.deepEqual([...empty.chains.values()], [
+    { name: "INPUT", policy: "ACCEPT", builtin: true },
+    { name: "FORWARD", policy: "DROP", builtin: true },
+  ]);
+  assert.deepEqual(empty.rules, []);
+});
