@@ -39,11 +39,27 @@ async function inNamespace(cmd: string, args: string[], stdin?: string): Promise
   return out.stdout;
 }
 
+/** The start checks of iptables mode, in order; reports the flavour and the families. */
+const START_CHECKS = `
+import { detectIptablesFlavour, requireIptables, usableFamilies } from "${FLAVOUR_MODULE}";
+import { denoCommandRunner } from "${EXEC_MODULE}";
+await requireIptables(denoCommandRunner);
+const flavour = await detectIptablesFlavour(denoCommandRunner);
+const families = await usableFamilies(denoCommandRunner, flavour);
+console.log(JSON.stringify({ flavour, families }));
+`;
+
 const tables = async () => (await inNamespace("cat", ["/proc/self/net/ip_tables_names"])).trim();
 const detect = async () =>
   JSON.parse(await inNamespace(Deno.execPath(), ["eval", "--ext=ts", DETECT])) as {
     flavour: string;
     chars: number;
+  };
+
+const startChecks = async () =>
+  JSON.parse(await inNamespace(Deno.execPath(), ["eval", "--ext=ts", START_CHECKS])) as {
+    flavour: string;
+    families: string[];
   };
 
 /** A nat table like a previous run's: `n` service chains with a rule each. */
@@ -78,6 +94,31 @@ Deno.test("e2e: flavour detection reads legacy hints without the nat table, crea
     assert.equal(hinted.flavour, "legacy");
     assert.ok(hinted.chars < 5_000, `detection read ${hinted.chars} chars of save output`);
     assert.equal(await tables(), "mangle\nnat");
+  } finally {
+    await deleteNamespaces([NS]);
+  }
+});
+
+Deno.test("e2e: on an iptables-nft node the start checks pick nft and create no legacy table", async () => {
+  await requireNetnsSupport();
+  requireCommands([
+    "iptables-nft",
+    "iptables-nft-restore",
+    "ip6tables-nft",
+    "iptables-legacy-save",
+  ]);
+  await deleteNamespaces([NS]);
+  await addNamespaces([NS]);
+  try {
+    // kubelet's hint in nft mangle and a previous run's nat rules; no legacy table at all.
+    await inNamespace("iptables-nft", ["-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
+    await inNamespace("iptables-nft-restore", ["--noflush"], natRules(2000));
+    assert.equal(await tables(), "");
+    assert.deepEqual(await startChecks(), { flavour: "nft", families: ["IPv4", "IPv6"] });
+    // A legacy nat table here would make every iptables-nft command warn about legacy tables.
+    assert.equal(await tables(), "", "the start checks created a legacy table");
+    const save = await inNamespace("iptables-nft-save", []);
+    assert.doesNotMatch(save, /iptables-legacy tables present/);
   } finally {
     await deleteNamespaces([NS]);
   }

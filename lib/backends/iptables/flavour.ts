@@ -29,7 +29,8 @@ export const IPTABLES_WAIT_ARGS: readonly string[] = ["-w", "5", "-W", "100000"]
 /** Arguments of every restore we run: keep other software's chains, keep counters. */
 export const RESTORE_ARGS: readonly string[] = [...IPTABLES_WAIT_ARGS, "--noflush", "--counters"];
 
-const KUBELET_HINT = /^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)\b/m;
+/** kubelet's hint chains, declared in iptables-save (`:NAME`) or `iptables -S` (`-N NAME`) text. */
+const KUBELET_HINT = /^(?::|-N )(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)\b/m;
 const FAMILIES: readonly IPFamily[] = ["IPv4", "IPv6"];
 
 /**
@@ -64,6 +65,24 @@ async function saveAll(
   let available = false;
   for (const family of FAMILIES) {
     const out = await runner({ cmd: iptablesBinaries(family, flavour).save, args });
+    if (out.code === COMMAND_NOT_FOUND) continue;
+    available = true;
+    text += out.stdout;
+  }
+  return { text, available };
+}
+
+/**
+ * nft's mangle table of both families, listed with `iptables -t mangle -S`: that fetches the
+ * mangle table only, where iptables-nft-save fetches every table first (~0.3 s with 1,000
+ * services x 10 endpoints in nat).
+ */
+async function nftMangle(runner: CommandRunner): Promise<SaveOutputs> {
+  let text = "";
+  let available = false;
+  for (const family of FAMILIES) {
+    const cmd = iptablesBinaries(family, "nft").iptables;
+    const out = await runner({ cmd, args: ["-t", "mangle", "-S"] });
     if (out.code === COMMAND_NOT_FOUND) continue;
     available = true;
     text += out.stdout;
@@ -110,8 +129,7 @@ export async function detectIptablesFlavour(
   runner: CommandRunner = denoCommandRunner,
   listLegacyTables: LegacyTableLister = procLegacyTables,
 ): Promise<IptablesFlavour> {
-  const nftMangle = await saveAll(runner, "nft", ["-t", "mangle"]);
-  if (KUBELET_HINT.test(nftMangle.text)) return "nft";
+  if (KUBELET_HINT.test((await nftMangle(runner)).text)) return "nft";
   if (await legacyHint(runner, listLegacyTables)) return "legacy";
   const legacy = await saveAll(runner, "legacy", []);
   const nft = await saveAll(runner, "nft", []);

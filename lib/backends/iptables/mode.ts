@@ -32,16 +32,20 @@ export function iptablesRenderOptions(
 }
 
 /**
- * Whether `iptables-save -t nat` of a family and flavour runs here. Only its first line is read:
- * at a restart the table holds every service's rules (~3 MB of text at 1,000 services).
+ * Whether the nat table of a family and flavour can be read here, reading as little as
+ * possible: legacy's `iptables-save -t nat` up to its first line (the fetch is of nat only);
+ * with nft, `iptables -t nat -S POSTROUTING`, which fetches that one chain, where
+ * iptables-nft-save fetches every table first (~0.45 s at 1,000 services x 10 endpoints).
  */
-async function natSaveWorks(
+async function natReadable(
   runner: CommandRunner,
   family: IPFamily,
   flavour: IptablesFlavour,
 ): Promise<{ ok: boolean; stderr: string }> {
-  const cmd = iptablesBinaries(family, flavour).save;
-  const out = await runner({ cmd, args: ["-t", "nat"], stdoutUntil: () => true });
+  const bins = iptablesBinaries(family, flavour);
+  const out = flavour === "nft"
+    ? await runner({ cmd: bins.iptables, args: ["-t", "nat", "-S", "POSTROUTING"] })
+    : await runner({ cmd: bins.save, args: ["-t", "nat"], stdoutUntil: () => true });
   return { ok: out.code === 0, stderr: out.stderr };
 }
 
@@ -50,16 +54,20 @@ export async function usableFamilies(
   runner: CommandRunner,
   flavour: IptablesFlavour,
 ): Promise<IPFamily[]> {
-  return (await natSaveWorks(runner, "IPv6", flavour)).ok ? ["IPv4", "IPv6"] : ["IPv4"];
+  return (await natReadable(runner, "IPv6", flavour)).ok ? ["IPv4", "IPv6"] : ["IPv4"];
 }
 
-/** Fails with exit code 2 unless some iptables flavour can be run here (IPVS mode needs it too). */
+/**
+ * Fails with exit code 2 unless some iptables flavour can be run here (IPVS mode needs it too).
+ * nft is tried first: reading a legacy table that does not exist makes the kernel create it,
+ * and a legacy nat table on an nft node makes iptables-nft warn about legacy tables present.
+ */
 export async function requireIptables(runner: CommandRunner): Promise<void> {
   const stderr: string[] = [];
-  for (const flavour of ["legacy", "nft"] as const) {
-    const out = await natSaveWorks(runner, "IPv4", flavour);
+  for (const flavour of ["nft", "legacy"] as const) {
+    const out = await natReadable(runner, "IPv4", flavour);
     if (out.ok) return;
-    stderr.unshift(out.stderr.trim());
+    stderr.push(out.stderr.trim());
   }
   throw new ModeUnavailableError(`Cannot run iptables: ${stderr.find((s) => s) ?? ""}`, 2);
 }
