@@ -1,10 +1,11 @@
 /**
  * The program's start-up against the test API server, as operators run it: main.ts under
  * `-P=proxy` with `--kubeconfig` in a throwaway network namespace (`kpf-su-<n>`) that reaches the
- * server through the namespace bridge at 127.0.0.1:6443, the node marked iptables-legacy. Times
+ * server through the namespace bridge at 127.0.0.1:6443, the node marked iptables-legacy (or
+ * iptables-nft) by kubelet's hint chain. Times
  * process start → both lists in ("Initial list complete" for Service and EndpointSlice) and →
  * the first "SyncProxyRules complete", and reads the process's VmRSS/VmHWM. Needs root, socat,
- * iproute2 and iptables-legacy. Relies only on the program's stable CLI and log lines.
+ * iproute2 and iptables-legacy (iptables-nft for an nft lab). Relies only on the program's stable CLI and log lines.
  */
 import { proxyRunArgs, spawnInNamespace } from "../scripts/netns/mod.ts";
 import {
@@ -36,6 +37,8 @@ export interface StartupFigures {
 export interface StartupLab {
   readonly ns: string;
   readonly services: number;
+  /** The iptables the node is marked as using. */
+  readonly flavour: "legacy" | "nft";
   readonly server: TestApiServer;
   readonly kubeconfig: string;
   close(): Promise<void>;
@@ -46,13 +49,16 @@ async function ip(args: string[]): Promise<Deno.CommandOutput> {
 }
 
 /** Creates the lab (removed by close(), and at process exit). */
-export async function createStartupLab(services: number): Promise<StartupLab> {
-  const ns = `kpf-su-${services}`;
+export async function createStartupLab(
+  services: number,
+  flavour: "legacy" | "nft" = "legacy",
+): Promise<StartupLab> {
+  const ns = flavour === "legacy" ? `kpf-su-${services}` : `kpf-su-nft-${services}`;
   await ip(["netns", "del", ns]);
   const add = await ip(["netns", "add", ns]);
   if (add.code !== 0) throw new Error(new TextDecoder().decode(add.stderr));
   await ip(["-n", ns, "link", "set", "lo", "up"]);
-  const dir = `${KUBE_FILES_ROOT}/kpf-su-${services}-${Deno.pid}`;
+  const dir = `${KUBE_FILES_ROOT}/${ns}-${Deno.pid}`;
   let server: TestApiServer | undefined;
   let bridge: NamespaceBridge | undefined;
   const close = async () => {
@@ -74,14 +80,14 @@ export async function createStartupLab(services: number): Promise<StartupLab> {
       "netns",
       "exec",
       ns,
-      "iptables-legacy",
+      `iptables-${flavour}`,
       "-t",
       "mangle",
       "-N",
       "KUBE-IPTABLES-HINT",
     ]);
     if (hint.code !== 0) throw new Error(new TextDecoder().decode(hint.stderr));
-    return { ns, services, server, kubeconfig, close };
+    return { ns, services, flavour, server, kubeconfig, close };
   } catch (err) {
     await close();
     throw err;
@@ -162,8 +168,8 @@ export async function emptyDenoMs(): Promise<number> {
   return performance.now() - start;
 }
 
-/** The nat and filter tables the program wrote, as iptables-legacy-save prints them. */
+/** The tables the program wrote, as the lab's iptables-save prints them. */
 export async function savedRules(lab: StartupLab): Promise<string> {
-  const out = await ip(["netns", "exec", lab.ns, "iptables-legacy-save"]);
+  const out = await ip(["netns", "exec", lab.ns, `iptables-${lab.flavour}-save`]);
   return new TextDecoder().decode(out.stdout);
 }

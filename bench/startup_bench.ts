@@ -1,11 +1,12 @@
 /**
  * `deno task bench`: process start → first "SyncProxyRules complete" of the real program
  * against the test API server (bench/proxy_startup.ts), at 1,000 and 10,000 services, next to
- * its floors: an empty Deno process, and the raw iptables-legacy-restore of the rules the
- * program wrote. Memory and the "lists in" time: scripts/startup_profile.ts. Needs root, socat
- * and iptables-legacy; namespaces `kpf-su-*` are removed when done.
+ * its floors: an empty Deno process, and the raw iptables-restore of the rules the program
+ * wrote. On a node marked iptables-legacy, and on one marked iptables-nft (the issue's other
+ * column). Memory and the "lists in" time: scripts/startup_profile.ts. Needs root, socat,
+ * iptables-legacy and iptables-nft; namespaces `kpf-su-*` are removed when done.
  */
-import { rawLegacyRestore } from "./bench_netns.ts";
+import { rawRestore } from "./bench_netns.ts";
 import {
   createStartupLab,
   emptyDenoMs,
@@ -14,11 +15,12 @@ import {
   type StartupLab,
 } from "./proxy_startup.ts";
 
-function benchStartup(services: number, iterations: number): void {
-  const group = `start-up to first sync, ${services.toLocaleString("en-US")} services`;
+function benchStartup(services: number, iterations: number, flavour: "legacy" | "nft"): void {
+  const label = services.toLocaleString("en-US");
+  const group = `start-up to first sync, ${label} services, iptables-${flavour}`;
   let lab: Promise<StartupLab> | undefined;
   let rules: string | undefined;
-  const getLab = () => lab ??= createStartupLab(services);
+  const getLab = () => lab ??= createStartupLab(services, flavour);
   globalThis.addEventListener("unload", () => {
     lab?.then((l) => l.close());
   });
@@ -33,7 +35,7 @@ function benchStartup(services: number, iterations: number): void {
   });
   Deno.bench({
     ...common,
-    name: "raw iptables-legacy-restore of the same rules (floor)",
+    name: `raw iptables-${flavour}-restore of the same rules (floor)`,
     async fn(b) {
       const l = await getLab();
       rules ??= await (async () => {
@@ -41,7 +43,7 @@ function benchStartup(services: number, iterations: number): void {
         return await savedRules(l);
       })();
       b.start();
-      await rawLegacyRestore(l.ns, rules);
+      await rawRestore(l.ns, rules, flavour);
       b.end();
     },
   });
@@ -57,5 +59,7 @@ function benchStartup(services: number, iterations: number): void {
   });
 }
 
-benchStartup(1_000, 3);
-benchStartup(10_000, 2);
+benchStartup(1_000, 3, "legacy");
+benchStartup(10_000, 2, "legacy");
+benchStartup(1_000, 3, "nft");
+benchStartup(10_000, 2, "nft");
