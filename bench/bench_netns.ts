@@ -135,19 +135,28 @@ export async function rawRestore(
 }
 
 /**
- * The floor a full sync cannot go under with legacy iptables: the raw restore of `payload` with
- * the two reads a full sync makes (`iptables-legacy-save -t nat` and `-t filter`, stale chains
- * and missing jumps; upstream reads nat too) running beside it, read to the end.
+ * The floor a full sync cannot go under: the raw restore of `payload` with the two reads a full
+ * sync makes (stale chains, missing jumps; upstream reads nat too) running beside it, read to
+ * the end: `iptables-legacy-save -t nat` and `-t filter`, or with nft `iptables-nft -t nat -S`
+ * and `-t filter -S` (iptables-nft-save would fetch every table for each).
  */
-export async function rawLegacyRestoreWithReads(ns: string, payload: string): Promise<void> {
+export async function rawRestoreWithReads(
+  ns: string,
+  payload: string,
+  flavour: "legacy" | "nft",
+): Promise<void> {
   const read = (table: string) => {
-    const [cmd, args] = inNamespace(ns, "iptables-legacy-save", ["-t", table]);
+    const [cmd, args] = flavour === "legacy"
+      ? inNamespace(ns, "iptables-legacy-save", ["-t", table])
+      : inNamespace(ns, "iptables-nft", ["-t", table, "-S"]);
     return new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).output();
   };
   const reads = [read("nat"), read("filter")];
-  await rawLegacyRestore(ns, payload);
+  await rawRestore(ns, payload, flavour);
   for (const out of await Promise.all(reads)) {
-    if (out.code !== 0) throw new Error(`iptables-legacy-save in "${ns}" exited ${out.code}`);
+    if (out.code !== 0) {
+      throw new Error(`A read of iptables-${flavour} in "${ns}" exited ${out.code}`);
+    }
   }
 }
 

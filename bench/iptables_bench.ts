@@ -6,7 +6,7 @@
  * - full, N services: render only (pure), and a full sync through the real proxier (saves,
  *   parse, render, restore) in a throwaway network namespace, vs the raw restore of the payload
  *   that sync sends, and that restore with the sync's two table reads running beside it (what
- *   legacy iptables makes any full sync pay);
+ *   legacy iptables makes any full sync pay); at 1,000 services also with iptables-nft;
  * - first, N services: a new proxier's first sync on a node with empty tables (start-up on a
  *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
@@ -36,8 +36,8 @@ import {
   netnsRunner,
   payloadRecorder,
   rawLegacyRestore,
-  rawLegacyRestoreWithReads,
   rawRestore,
+  rawRestoreWithReads,
   upstreamPartialPayload,
 } from "./bench_netns.ts";
 import {
@@ -85,13 +85,17 @@ async function expectServices(ns: string, n: number): Promise<void> {
 }
 
 /** A namespace holding N services, synced twice so the recorded full payload is steady-state. */
-function fullSyncLab(n: number, state: ProxyState): () => Promise<SyncLab> {
+function fullSyncLab(
+  n: number,
+  state: ProxyState,
+  flavour: "legacy" | "nft",
+): () => Promise<SyncLab> {
   return once(async () => {
-    const ns = await createBenchNamespace(`full${n}`);
-    const { proxier, recorder } = proxierIn(ns);
+    const ns = await createBenchNamespace(`full-${flavour}${n}`);
+    const { proxier, recorder } = proxierIn(ns, flavour);
     await proxier.sync(state);
     await proxier.sync(state);
-    await expectServices(ns, n);
+    if (flavour === "legacy") await expectServices(ns, n);
     return { ns, proxier, payloads: [recorder.lastRestore()] };
   });
 }
@@ -127,46 +131,51 @@ function partialSyncLab(
   });
 }
 
-function benchFull(n: number, iterations: number): void {
+function benchFull(n: number, iterations: number, flavour: "legacy" | "nft" = "legacy"): void {
   const label = n.toLocaleString("en-US");
-  const group = `full sync, ${label} services`;
+  const group = flavour === "legacy"
+    ? `full sync, ${label} services`
+    : `full sync, iptables-nft, ${label} services`;
   const state = fullSyncState(n);
-  const lab = fullSyncLab(n, state);
+  const lab = fullSyncLab(n, state, flavour);
   const common = { group, n: iterations, warmup: 1 };
+  const tag = flavour === "legacy" ? label : `${label}, nft`;
 
   Deno.bench({
     ...common,
-    name: `iptables-legacy-restore, raw (${label} services)`,
+    name: `iptables-${flavour}-restore, raw (${tag} services)`,
     baseline: true,
     async fn(b) {
       const { ns, payloads } = await lab();
       b.start();
-      await rawLegacyRestore(ns, payloads[0]!);
+      await rawRestore(ns, payloads[0]!, flavour);
       b.end();
     },
   });
   Deno.bench({
     ...common,
-    name: `the same, with the full sync's two table reads beside it (${label} services)`,
+    name: `the same, with the full sync's two table reads beside it (${tag} services)`,
     async fn(b) {
       const { ns, payloads } = await lab();
       b.start();
-      await rawLegacyRestoreWithReads(ns, payloads[0]!);
+      await rawRestoreWithReads(ns, payloads[0]!, flavour);
       b.end();
     },
   });
+  if (flavour === "legacy") {
+    Deno.bench({
+      ...common,
+      name: `render only (${label} services)`,
+      fn(b) {
+        b.start();
+        renderFullRestore(state, RENDER_OPTIONS);
+        b.end();
+      },
+    });
+  }
   Deno.bench({
     ...common,
-    name: `render only (${label} services)`,
-    fn(b) {
-      b.start();
-      renderFullRestore(state, RENDER_OPTIONS);
-      b.end();
-    },
-  });
-  Deno.bench({
-    ...common,
-    name: `proxier full sync (${label} services)`,
+    name: `proxier full sync (${tag} services)`,
     async fn(b) {
       const { proxier } = await lab();
       b.start();
@@ -338,6 +347,7 @@ function benchPartial(
 
 benchFirst(1_000, 10);
 benchFull(1_000, 10);
+benchFull(1_000, 10, "nft");
 benchFirst(10_000, 5);
 benchFull(10_000, 5);
 benchRenderWide(10_000, 10, 3);
