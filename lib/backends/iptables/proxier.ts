@@ -25,12 +25,11 @@ import { type IptablesRenderSummary, renderIptables, renderIptablesSlices } from
 import type { IptablesRenderOptions } from "./render_options.ts";
 import {
   buildRestorePayload,
-  restoreHead,
   type RestorePlan,
-  restoreSlice,
   type RestoreTail,
   restoreTailChunks,
 } from "./restore_payload.ts";
+import { natLayout, type NatLayoutKind } from "./restore_layout.ts";
 import { afterBuiltinRules, scanSavedTable } from "./save_parser.ts";
 import { type TopLevelDigests, topLevelWrite } from "./top_level_chains.ts";
 
@@ -133,6 +132,15 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     if (!synced && early === undefined) early = readTables();
   };
 
+  /** How this sync's nat lines go to the restore (see NatLayoutKind). */
+  const layoutOf = (state: ProxyState): NatLayoutKind => {
+    if (flavour === "nft") return "declarations first";
+    const streamed = lastRenderMs === undefined
+      ? state.totalEndpoints <= MAX_STREAMED_FIRST_ENDPOINTS
+      : lastRenderMs < MAX_STREAMED_RENDER_MS;
+    return streamed ? "streamed" : "held";
+  };
+
   /** What a full sync writes after the nat rules, from the tables as read. */
   const fullTail = async (
     tables: ReturnType<typeof readTables>,
@@ -199,8 +207,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
 
     // The input is made while iptables-restore runs: a full sync's reads of the tables start
     // once the restore has started (both spawns block this thread), the restore takes the lock
-    // and reads the nat table while the first slices render, and parses each slice as it
-    // comes; only the tail waits for the reads.
+    // and reads the nat table while the first slices render, and (streamed) parses each slice
+    // as it comes; only the tail waits for the reads.
     async function* input(): AsyncGenerator<string> {
       const body = {
         includeService: (k: string) => include.has(k),
@@ -208,11 +216,9 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         writeTopLevel: full,
       };
       const topLevelNat: string[] = [];
-      const streamed = lastRenderMs === undefined
-        ? state.totalEndpoints <= MAX_STREAMED_FIRST_ENDPOINTS
-        : lastRenderMs < MAX_STREAMED_RENDER_MS;
-      const held: string[] = [restoreHead(body)];
-      if (streamed) yield held.pop()!;
+      const nat = natLayout(layoutOf(state), body);
+      const head = nat.head();
+      if (head !== undefined) yield head;
       if (full) tables = early ?? readTables();
       early = undefined;
       const slices = renderIptablesSlices(state, renderOptions, { writeServiceChains });
@@ -226,8 +232,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       let next = nextSlice();
       for (; !next.done; next = nextSlice()) {
         for (const line of next.value) if (line.owner === null) topLevelNat.push(line.text);
-        if (streamed) yield restoreSlice(next.value, body);
-        else held.push(restoreSlice(next.value, body));
+        const text = nat.slice(next.value);
+        if (text !== undefined) yield text;
       }
       const r = rules = next.value;
       lastRenderMs = renderMs;
@@ -245,7 +251,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         numNATRules: r.ruleCounts.nat,
         numFilterRules: r.ruleCounts.filter,
       });
-      yield* held.splice(0);
+      yield* nat.held();
       // A partial sync writes the top-level chains (and the filter table) only if they changed.
       const top = topLevelWrite(topLevelNat, [...r.filterChains, ...r.filterRules], applied, full);
       digests = top.digests;

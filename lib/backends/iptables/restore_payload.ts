@@ -57,7 +57,7 @@ function* natHeadLines(plan: RestoreBody): Generator<string> {
 }
 
 /** The lines of a plan's service ports (and the top-level ones, if it writes them). */
-function* keptLines(lines: readonly OwnedLine[], plan: RestoreBody): Generator<string> {
+export function* keptLines(lines: readonly OwnedLine[], plan: RestoreBody): Generator<string> {
   for (const line of lines) {
     if (line.owner === null ? plan.writeTopLevel : plan.includeService(line.owner)) {
       yield line.text;
@@ -109,7 +109,7 @@ function* tailLines(rules: IptablesRenderSummary, plan: RestorePlan): Generator<
 }
 
 /** Lines joined into pieces of LINES_PER_CHUNK whole lines, made as they are read. */
-function* chunked(lines: Iterable<string>): Generator<string> {
+export function* chunkedLines(lines: Iterable<string>): Generator<string> {
   let batch: string[] = [];
   for (const line of lines) {
     batch.push(line);
@@ -126,7 +126,7 @@ export function restoreTailChunks(
   rules: IptablesRenderSummary,
   plan: RestorePlan,
 ): Iterable<string> {
-  return chunked(tailLines(rules, plan));
+  return chunkedLines(tailLines(rules, plan));
 }
 
 /**
@@ -137,8 +137,8 @@ export function restoreTailChunks(
 export function restoreChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterable<string> {
   return {
     *[Symbol.iterator]() {
-      yield* chunked(bodyLines(rules, plan));
-      yield* chunked(tailLines(rules, plan));
+      yield* chunkedLines(bodyLines(rules, plan));
+      yield* chunkedLines(tailLines(rules, plan));
     },
   };
 }

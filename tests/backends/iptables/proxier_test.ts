@@ -242,3 +242,34 @@ Deno.test("IptablesProxier.prepareFirstSync() reads the tables once, before the 
     "after the first sync it does nothing; a later full sync reads for itself",
   );
 });
+
+Deno.test("IptablesProxier.sync() with iptables-nft declares every nat chain first, sorted by name, and leaves what legacy leaves", async () => {
+  const many = state(
+    Array.from(
+      { length: 40 },
+      (_, i) =>
+        sps(svc({ name: `svc${i}`, clusterIP: `172.30.1.${i + 1}` }), [
+          ep(`10.180.1.${i + 1}`),
+          ep(`10.180.2.${i + 1}`),
+        ]),
+    ),
+  );
+  const nft = setup(createFakeIptables(), "IPv4", "nft");
+  const legacy = setup(createFakeIptables(), "IPv4", "legacy");
+  await nft.proxier.sync(many);
+  await legacy.proxier.sync(many);
+  const restore = nft.fake.calls.find((c) => c.cmd === "iptables-nft-restore")!;
+  const nat = restore.stdin!.split("COMMIT")[0]!.split("\n").filter((l) => l !== "");
+  const firstRule = nat.findIndex((l) => l.startsWith("-"));
+  const declared = nat.slice(2, firstRule); // after "*nat" and the canary
+  assert.ok(declared.length > 120, `${declared.length} declarations`);
+  assert.deepEqual(declared, [...declared].sort(), "declarations sorted by name");
+  assert.ok(nat.slice(firstRule).every((l) => !l.startsWith(":")), "no declaration after a rule");
+  for (const table of ["nat", "filter", "mangle"]) {
+    assert.deepEqual(
+      nft.fake.table("nft", "IPv4", table),
+      legacy.fake.table("legacy", "IPv4", table),
+      table,
+    );
+  }
+});
