@@ -134,7 +134,6 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
 
   /** How this sync's nat lines go to the restore (see NatLayoutKind). */
   const layoutOf = (state: ProxyState): NatLayoutKind => {
-    if (flavour === "nft") return "declarations first";
     const streamed = lastRenderMs === undefined
       ? state.totalEndpoints <= MAX_STREAMED_FIRST_ENDPOINTS
       : lastRenderMs < MAX_STREAMED_RENDER_MS;
@@ -216,7 +215,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         writeTopLevel: full,
       };
       const topLevelNat: string[] = [];
-      const nat = natLayout(layoutOf(state), body);
+      const nat = natLayout(layoutOf(state), body, { sortDeclarations: flavour === "nft" });
       const head = nat.head();
       if (head !== undefined) yield head;
       if (full) tables = early ?? readTables();

@@ -76,12 +76,6 @@ export function restoreHead(plan: RestoreBody): string {
   return [...natHeadLines(plan)].join("\n") + "\n";
 }
 
-/** The piece of a streamed restore input for one slice of renderIptablesSlices ("" if empty). */
-export function restoreSlice(lines: readonly OwnedLine[], plan: RestoreBody): string {
-  const kept = [...keptLines(lines, plan)];
-  return linesText(kept);
-}
-
 /**
  * The rest: changed top-level nat chains (a partial sync's), stale nat chains (declared, which
  * flushes them, then deleted: no rule written above leads to them), the jumps, then the filter
@@ -109,7 +103,7 @@ function* tailLines(rules: IptablesRenderSummary, plan: RestorePlan): Generator<
 }
 
 /** Lines joined into pieces of LINES_PER_CHUNK whole lines, made as they are read. */
-export function* chunkedLines(lines: Iterable<string>): Generator<string> {
+function* chunkedLines(lines: Iterable<string>): Generator<string> {
   let batch: string[] = [];
   for (const line of lines) {
     batch.push(line);

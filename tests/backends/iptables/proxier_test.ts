@@ -243,7 +243,7 @@ Deno.test("IptablesProxier.prepareFirstSync() reads the tables once, before the 
   );
 });
 
-Deno.test("IptablesProxier.sync() with iptables-nft declares every nat chain first, sorted by name, and leaves what legacy leaves", async () => {
+Deno.test("IptablesProxier.sync() with iptables-nft sorts each run of nat chain declarations by name, and leaves what legacy leaves", async () => {
   const many = state(
     Array.from(
       { length: 40 },
@@ -258,13 +258,33 @@ Deno.test("IptablesProxier.sync() with iptables-nft declares every nat chain fir
   const legacy = setup(createFakeIptables(), "IPv4", "legacy");
   await nft.proxier.sync(many);
   await legacy.proxier.sync(many);
-  const restore = nft.fake.calls.find((c) => c.cmd === "iptables-nft-restore")!;
-  const nat = restore.stdin!.split("COMMIT")[0]!.split("\n").filter((l) => l !== "");
-  const firstRule = nat.findIndex((l) => l.startsWith("-"));
-  const declared = nat.slice(2, firstRule); // after "*nat" and the canary
-  assert.ok(declared.length > 120, `${declared.length} declarations`);
-  assert.deepEqual(declared, [...declared].sort(), "declarations sorted by name");
-  assert.ok(nat.slice(firstRule).every((l) => !l.startsWith(":")), "no declaration after a rule");
+  /** The runs of declarations in one restore's nat table, each as written. */
+  const runs = (fake: FakeIptables, cmd: string) => {
+    const stdin = fake.calls.find((c) => c.cmd === cmd)!.stdin!;
+    const found: string[][] = [];
+    let previous = "";
+    for (const line of stdin.split("COMMIT")[0]!.split("\n").slice(2)) { // after *nat, canary
+      if (!line.startsWith(":")) {
+        previous = line;
+        continue;
+      }
+      if (!previous.startsWith(":")) found.push([]);
+      found.at(-1)!.push(line);
+      previous = line;
+    }
+    return found;
+  };
+  const nftRuns = runs(nft.fake, "iptables-nft-restore");
+  assert.ok(nftRuns.length > 1 && nftRuns.flat().length > 120, `${nftRuns.length} runs`);
+  for (const run of nftRuns) assert.deepEqual(run, [...run].sort());
+  assert.deepEqual(
+    nftRuns.flat().sort(),
+    runs(legacy.fake, "iptables-legacy-restore").flat().sort(),
+  );
+  assert.ok(
+    runs(legacy.fake, "iptables-legacy-restore").some((r) => r.join() !== [...r].sort().join()),
+    "legacy keeps the render's order",
+  );
   for (const table of ["nat", "filter", "mangle"]) {
     assert.deepEqual(
       nft.fake.table("nft", "IPv4", table),

@@ -39,8 +39,12 @@ const PARTIAL: RestoreBody = {
 const FULL: RestoreBody = { includeService: () => true, canary: true, writeTopLevel: true };
 
 /** Runs a layout over SLICES: what is written before the render ends, and in all. */
-function lay(kind: NatLayoutKind, body: RestoreBody): { early: string; all: string } {
-  const nat = natLayout(kind, body);
+function lay(
+  kind: NatLayoutKind,
+  body: RestoreBody,
+  sortDeclarations = false,
+): { early: string; all: string } {
+  const nat = natLayout(kind, body, { sortDeclarations });
   let early = nat.head() ?? "";
   for (const slice of SLICES) early += nat.slice(slice) ?? "";
   return { early, all: early + [...nat.held()].join("") };
@@ -48,32 +52,39 @@ function lay(kind: NatLayoutKind, body: RestoreBody): { early: string; all: stri
 
 const linesOf = (text: string) => text.split("\n").filter((l) => l !== "");
 
-Deno.test('natLayout() "declarations first" writes every kept chain declaration, sorted by name, before any rule', () => {
-  const { early, all } = lay("declarations first", PARTIAL);
-  assert.equal(early, "*nat\n", "only the header before the render ends");
-  assert.deepEqual(linesOf(all), [
+Deno.test("natLayout() with sortDeclarations sorts each slice's kept chain declarations by name, ahead of its rules", () => {
+  assert.deepEqual(linesOf(lay("streamed", PARTIAL, true).all), [
     "*nat",
     ":KUBE-SEP-MMM - [0:0]",
-    ":KUBE-SEP-QQQ - [0:0]",
-    ":KUBE-SVC-AAA - [0:0]",
     ":KUBE-SVC-ZZZ - [0:0]",
     "-A KUBE-SERVICES -j KUBE-SVC-ZZZ",
     "-A KUBE-SVC-ZZZ -j KUBE-SEP-MMM",
+    ":KUBE-SEP-QQQ - [0:0]",
+    ":KUBE-SVC-AAA - [0:0]",
     "-A KUBE-SERVICES -j KUBE-SVC-AAA",
     "-A KUBE-SVC-AAA -j KUBE-SEP-QQQ",
   ]);
+  const full = linesOf(lay("streamed", FULL, true).all);
+  assert.deepEqual(full.slice(0, 6), [
+    "*nat",
+    ":KUBE-PROXY-CANARY - [0:0]",
+    ":KUBE-MARK-MASQ - [0:0]",
+    ":KUBE-SEP-MMM - [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-SVC-ZZZ - [0:0]",
+  ]);
 });
 
-Deno.test("natLayout() writes the same lines in every layout, each chain's rules in render order", () => {
+Deno.test("natLayout() writes the same lines, rules in render order, whichever layout and sorting", () => {
   for (const body of [PARTIAL, FULL]) {
-    const streamed = linesOf(lay("streamed", body).all);
-    for (const kind of ["held", "declarations first"] as const) {
-      const other = linesOf(lay(kind, body).all);
-      assert.deepEqual([...other].sort(), [...streamed].sort(), kind);
+    const plain = linesOf(lay("streamed", body).all);
+    for (const [kind, sort] of [["held", false], ["streamed", true], ["held", true]] as const) {
+      const other = linesOf(lay(kind, body, sort).all);
+      assert.deepEqual([...other].sort(), [...plain].sort(), `${kind}, sorted ${sort}`);
       assert.deepEqual(
         other.filter((l) => l.startsWith("-A")),
-        streamed.filter((l) => l.startsWith("-A")),
-        `${kind}: rules in render order`,
+        plain.filter((l) => l.startsWith("-A")),
+        `${kind}, sorted ${sort}: rules in render order`,
       );
     }
   }
