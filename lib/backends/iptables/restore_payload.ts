@@ -103,7 +103,7 @@ function* tailLines(rules: IptablesRenderSummary, plan: RestorePlan): Generator<
 }
 
 /** Lines joined into pieces of LINES_PER_CHUNK whole lines, made as they are read. */
-function* chunkedLines(lines: Iterable<string>): Generator<string> {
+function* chunked(lines: Iterable<string>): Generator<string> {
   let batch: string[] = [];
   for (const line of lines) {
     batch.push(line);
@@ -120,7 +120,7 @@ export function restoreTailChunks(
   rules: IptablesRenderSummary,
   plan: RestorePlan,
 ): Iterable<string> {
-  return chunkedLines(tailLines(rules, plan));
+  return chunked(tailLines(rules, plan));
 }
 
 /**
@@ -131,8 +131,8 @@ export function restoreTailChunks(
 export function restoreChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterable<string> {
   return {
     *[Symbol.iterator]() {
-      yield* chunkedLines(bodyLines(rules, plan));
-      yield* chunkedLines(tailLines(rules, plan));
+      yield* chunked(bodyLines(rules, plan));
+      yield* chunked(tailLines(rules, plan));
     },
   };
 }
