@@ -30,6 +30,12 @@ export interface CommandInput {
    * (that one included) with code 0. A runner may ignore it and return the whole output.
    */
   readonly stdoutUntil?: (line: string) => boolean;
+  /**
+   * Lets the caller read a large output without holding it: called with each line of stdout
+   * (before stdoutUntil); lines it rejects are read but left out of the returned stdout. A
+   * runner may ignore it and return every line.
+   */
+  readonly stdoutKeep?: (line: string) => boolean;
 }
 
 /**
@@ -110,8 +116,9 @@ export const denoCommandRunner: CommandRunner = async (input) => {
     throw err;
   }
   const producerFailed = pieces === undefined ? undefined : await feed(child, pieces);
-  const out = input.stdoutUntil !== undefined
-    ? await readUntil(child, input.stdoutUntil)
+  const { stdoutUntil, stdoutKeep } = input;
+  const out = stdoutUntil !== undefined || stdoutKeep !== undefined
+    ? await readLines(child, stdoutUntil ?? (() => false), stdoutKeep)
     : await child.output().then((o) => ({
       code: o.code,
       stdout: decoder.decode(o.stdout),
@@ -161,9 +168,10 @@ async function feed(
  * Reads stdout line by line until `stop` accepts one, then ends the command (its stdout is
  * closed; SIGKILL if it lingers). Without a stop, the command's own exit code is returned.
  */
-async function readUntil(
+async function readLines(
   child: Deno.ChildProcess,
   stop: (line: string) => boolean,
+  keep: ((line: string) => boolean) | undefined,
 ): Promise<CommandOutput> {
   const stderr = new Response(child.stderr).text();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
@@ -175,16 +183,19 @@ async function readUntil(
     if (done) break;
     pending += value;
     let start = 0;
+    // Without `keep`, the lines read are appended as one slice per chunk.
     for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n", start)) {
       const line = pending.slice(start, nl);
+      const from = start;
       start = nl + 1;
+      if (keep !== undefined && keep(line)) stdout += pending.slice(from, start);
       if (stop(line)) {
-        stdout += pending.slice(0, start);
+        if (keep === undefined) stdout += pending.slice(0, start);
         stopped = true;
         break read;
       }
     }
-    stdout += pending.slice(0, start);
+    if (keep === undefined) stdout += pending.slice(0, start);
     pending = pending.slice(start);
   }
   if (stopped) {
@@ -195,7 +206,8 @@ async function readUntil(
     return { code: 0, stdout, stderr: await stderr };
   }
   const status = await child.status;
-  return { code: status.code, stdout: stdout + pending, stderr: await stderr };
+  const last = keep === undefined || (pending !== "" && keep(pending)) ? pending : "";
+  return { code: status.code, stdout: stdout + last, stderr: await stderr };
 }
 
 /** Runs a command and throws CommandError when it exits non-zero. */

@@ -3,8 +3,8 @@
  * previous run's rules and kubelet's hint in legacy mangle. Detection must find the hint without
  * copying the nat table into the program, and must never create a legacy table (`-t mangle` on
  * a node without one would). It runs in a child process inside a namespace of its own
- * (`kfd-<pid>`), since /proc/self/net lists the tables of the reader's namespace. Needs root,
- * iproute2 and iptables-legacy; fails loudly without them.
+ * (`kfd-<pid>`), under the program's own permission set (deno.json's "proxy"), which cannot
+ * read /proc. Needs root, iproute2 and iptables-legacy; fails loudly without them.
  */
 import assert from "node:assert/strict";
 import { denoCommandRunner } from "../../lib/exec/mod.ts";
@@ -16,6 +16,7 @@ import {
 } from "../../scripts/netns/mod.ts";
 
 const NS = `kfd-${Deno.pid}`;
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const FLAVOUR_MODULE = new URL("../../lib/backends/iptables/mod.ts", import.meta.url).href;
 const EXEC_MODULE = new URL("../../lib/exec/mod.ts", import.meta.url).href;
 
@@ -49,18 +50,29 @@ const families = await usableFamilies(denoCommandRunner, flavour);
 console.log(JSON.stringify({ flavour, families }));
 `;
 
+/** Runs a script in the namespace as the program runs: `deno run -P=proxy`. */
+async function runAsProxy(script: string): Promise<string> {
+  const file = await Deno.makeTempFile({ prefix: "kfd-", suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, script);
+    return await inNamespace(Deno.execPath(), [
+      "run",
+      `--config=${CONFIG}`,
+      "-P=proxy",
+      "--quiet",
+      file,
+    ]);
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
 const tables = async () => (await inNamespace("cat", ["/proc/self/net/ip_tables_names"])).trim();
 const detect = async () =>
-  JSON.parse(await inNamespace(Deno.execPath(), ["eval", "--ext=ts", DETECT])) as {
-    flavour: string;
-    chars: number;
-  };
+  JSON.parse(await runAsProxy(DETECT)) as { flavour: string; chars: number };
 
 const startChecks = async () =>
-  JSON.parse(await inNamespace(Deno.execPath(), ["eval", "--ext=ts", START_CHECKS])) as {
-    flavour: string;
-    families: string[];
-  };
+  JSON.parse(await runAsProxy(START_CHECKS)) as { flavour: string; families: string[] };
 
 /** A nat table like a previous run's: `n` service chains with a rule each. */
 function natRules(n: number): string {

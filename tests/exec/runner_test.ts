@@ -139,3 +139,33 @@ Deno.test("denoCommandRunner returns the whole output and the exit code when std
   assert.equal(out.stdout, "a\nb\nc");
   assert.equal(out.stderr, "oops\n");
 });
+
+Deno.test("denoCommandRunner returns only the lines stdoutKeep accepts, up to stdoutUntil's", async () => {
+  const seen: string[] = [];
+  const out = await denoCommandRunner({
+    cmd: "sh",
+    args: ["-c", "seq 1 100000000"],
+    stdoutKeep: (line) => {
+      seen.push(line);
+      return line.endsWith("77");
+    },
+    stdoutUntil: (line) => line === "1000",
+  });
+  assert.equal(out.code, 0);
+  assert.equal(out.stdout, "77\n177\n277\n377\n477\n577\n677\n777\n877\n977\n");
+  assert.equal(seen.length, 1000);
+
+  // Without stdoutUntil the whole output is read: a last line without a newline included.
+  const all = await denoCommandRunner({
+    cmd: "sh",
+    args: ["-c", "printf 'a1\\nb\\na2\\nb\\na3'; exit 2"],
+    stdoutKeep: (line) => line.startsWith("a"),
+  });
+  assert.deepEqual([all.code, all.stdout], [2, "a1\na2\na3"]);
+  const dropped = await denoCommandRunner({
+    cmd: "sh",
+    args: ["-c", "printf 'a1\\nb'"],
+    stdoutKeep: (line) => line.startsWith("a"),
+  });
+  assert.equal(dropped.stdout, "a1\n");
+});

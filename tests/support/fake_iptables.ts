@@ -14,7 +14,6 @@ import {
   type CommandRunner,
   withStdinText,
 } from "../../lib/exec/mod.ts";
-import type { LegacyTableLister } from "../../lib/backends/iptables/mod.ts";
 
 /** One chain: built-in chains have a policy, user chains have "-". */
 export interface FakeChain {
@@ -69,7 +68,7 @@ export interface FakeIptables {
   /** iptables-save text of one table, or of all existing tables. */
   save(flavour: string, family: "IPv4" | "IPv6", table?: string): string;
   /** The legacy tables that exist, as /proc/self/net/ip_tables_names lists them (newest first). */
-  readonly legacyTables: LegacyTableLister;
+  legacyTables(family: "IPv4" | "IPv6"): readonly string[];
   /** Makes the next restore fail with exit code 1 and leave every table unchanged. */
   failNextRestore(stderr?: string): void;
   /** Runs restore text directly (to seed state); throws on failure. */
@@ -77,6 +76,19 @@ export interface FakeIptables {
 }
 
 class LineError extends Error {}
+
+/** What the real runner returns of `text` as a command's stdout, given stdoutKeep/stdoutUntil. */
+export function linesAsRead(text: string, input: CommandInput): string {
+  const { stdoutKeep: keep, stdoutUntil: until } = input;
+  if (keep === undefined && until === undefined) return text;
+  let out = "";
+  for (const piece of text.split(/(?<=\n)/)) {
+    const line = piece.endsWith("\n") ? piece.slice(0, -1) : piece;
+    if (keep === undefined || keep(line)) out += piece;
+    if (until?.(line) === true) break;
+  }
+  return out;
+}
 
 function tokenize(text: string): string[] {
   const words: string[] = [];
@@ -286,7 +298,8 @@ export function createFakeIptables(options: FakeIptablesOptions = {}): FakeIptab
     const tIndex = args.indexOf("-t");
     const tableName = tIndex === -1 ? undefined : args[tIndex + 1];
     if (m[3] === "-save") {
-      return Promise.resolve({ code: 0, stdout: save(flavour, family, tableName), stderr: "" });
+      const stdout = linesAsRead(save(flavour, family, tableName), given);
+      return Promise.resolve({ code: 0, stdout, stderr: "" });
     }
     if (m[3] === "-restore") {
       if (pendingFailure !== null) {
@@ -323,7 +336,7 @@ export function createFakeIptables(options: FakeIptablesOptions = {}): FakeIptab
     calls,
     table,
     save,
-    legacyTables: (family) => Promise.resolve([...tables("legacy", family).keys()].reverse()),
+    legacyTables: (family) => [...tables("legacy", family).keys()].reverse(),
     failNextRestore: (stderr = "iptables-restore: line 3 failed\n") => {
       pendingFailure = stderr;
     },

@@ -33,22 +33,6 @@ export const RESTORE_ARGS: readonly string[] = [...IPTABLES_WAIT_ARGS, "--noflus
 const KUBELET_HINT = /^(?::|-N )(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)\b/m;
 const FAMILIES: readonly IPFamily[] = ["IPv4", "IPv6"];
 
-/**
- * The legacy (x_tables) tables that exist in this network namespace, for one family; [] when
- * x_tables is not loaded, undefined when that cannot be told.
- */
-export type LegacyTableLister = (family: IPFamily) => Promise<readonly string[] | undefined>;
-
-/** Reads /proc/self/net/ip_tables_names (ip6_tables_names for IPv6), as the kernel lists them. */
-export const procLegacyTables: LegacyTableLister = async (family) => {
-  const file = `/proc/self/net/${family === "IPv6" ? "ip6" : "ip"}_tables_names`;
-  try {
-    return (await Deno.readTextFile(file)).split("\n").filter((name) => name !== "");
-  } catch (err) {
-    return err instanceof Deno.errors.NotFound ? [] : undefined;
-  }
-};
-
 interface SaveOutputs {
   /** Concatenated stdout of the saves that ran. */
   readonly text: string;
@@ -56,20 +40,29 @@ interface SaveOutputs {
   readonly available: boolean;
 }
 
-async function saveAll(
+/** Rule lines in both families' whole save of a flavour, counted as read, none of them kept. */
+async function countAllRules(
   runner: CommandRunner,
   flavour: IptablesFlavour,
-  args: readonly string[],
-): Promise<SaveOutputs> {
-  let text = "";
+): Promise<{ rules: number; available: boolean }> {
+  let rules = 0;
   let available = false;
   for (const family of FAMILIES) {
-    const out = await runner({ cmd: iptablesBinaries(family, flavour).save, args });
+    let counted = 0;
+    const out = await runner({
+      cmd: iptablesBinaries(family, flavour).save,
+      args: [],
+      stdoutKeep: (line) => {
+        if (line.startsWith("-")) counted++;
+        return false;
+      },
+    });
     if (out.code === COMMAND_NOT_FOUND) continue;
     available = true;
-    text += out.stdout;
+    // A runner that ignores stdoutKeep returns the lines instead of showing them one by one.
+    rules += counted + countRules(out.stdout);
   }
-  return { text, available };
+  return { rules, available };
 }
 
 /**
@@ -90,28 +83,19 @@ async function nftMangle(runner: CommandRunner): Promise<SaveOutputs> {
   return { text, available };
 }
 
-/** Stops an iptables-save of one table after its chain headers. */
-const afterHeaders = (line: string) => line.startsWith("-") || line === "COMMIT";
-
 /**
- * Whether kubelet's hint chains are in a legacy table. Only tables that exist are read (`-t` of
- * a missing one makes the kernel create it), mangle first, and only their chain headers: on a
- * node with legacy rules the full save would copy the whole nat table into the program.
- * Where the tables cannot be listed, the whole save is read, as iptables-wrappers does.
+ * Whether kubelet's hint chains are in a legacy table. The whole save is read, as
+ * iptables-wrappers does: `-t mangle` of a missing table makes the kernel create it, and the
+ * list of tables (/proc/self/net/ip_tables_names) is closed to the program (Deno asks
+ * --allow-all for any read under /proc). Only a hint line is kept, and reading stops there: at a
+ * restart the save holds the previous run's nat table, often before mangle (newest first).
  */
-async function legacyHint(runner: CommandRunner, listTables: LegacyTableLister): Promise<boolean> {
+async function legacyHint(runner: CommandRunner): Promise<boolean> {
+  const hint = (line: string) => KUBELET_HINT.test(line);
   for (const family of FAMILIES) {
     const save = iptablesBinaries(family, "legacy").save;
-    const tables = await listTables(family);
-    if (tables === undefined) {
-      if (KUBELET_HINT.test((await runner({ cmd: save, args: [] })).stdout)) return true;
-      continue;
-    }
-    const ordered = [...tables].sort((a, b) => Number(b === "mangle") - Number(a === "mangle"));
-    for (const table of ordered) {
-      const out = await runner({ cmd: save, args: ["-t", table], stdoutUntil: afterHeaders });
-      if (KUBELET_HINT.test(out.stdout)) return true;
-    }
+    const out = await runner({ cmd: save, args: [], stdoutKeep: hint, stdoutUntil: hint });
+    if (KUBELET_HINT.test(out.stdout)) return true;
   }
   return false;
 }
@@ -127,13 +111,12 @@ function countRules(text: string): number {
  */
 export async function detectIptablesFlavour(
   runner: CommandRunner = denoCommandRunner,
-  listLegacyTables: LegacyTableLister = procLegacyTables,
 ): Promise<IptablesFlavour> {
   if (KUBELET_HINT.test((await nftMangle(runner)).text)) return "nft";
-  if (await legacyHint(runner, listLegacyTables)) return "legacy";
-  const legacy = await saveAll(runner, "legacy", []);
-  const nft = await saveAll(runner, "nft", []);
+  if (await legacyHint(runner)) return "legacy";
+  const legacy = await countAllRules(runner, "legacy");
+  const nft = await countAllRules(runner, "nft");
   if (!nft.available && legacy.available) return "legacy";
   if (!legacy.available) return "nft";
-  return countRules(legacy.text) > countRules(nft.text) ? "legacy" : "nft";
+  return legacy.rules > nft.rules ? "legacy" : "nft";
 }
