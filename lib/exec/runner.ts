@@ -166,7 +166,8 @@ async function feed(
 
 /**
  * Reads stdout line by line until `stop` accepts one, then ends the command (its stdout is
- * closed; SIGKILL if it lingers). Without a stop, the command's own exit code is returned.
+ * closed; SIGKILL if it lingers); if none does, the command's own exit code is returned. With
+ * `keep`, only the lines it accepts are returned; without, every line read.
  */
 async function readLines(
   child: Deno.ChildProcess,
@@ -178,25 +179,24 @@ async function readLines(
   let stdout = "";
   let pending = "";
   let stopped = false;
-  read: for (;;) {
+  for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
     pending += value;
     let start = 0;
-    // Without `keep`, the lines read are appended as one slice per chunk.
     for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n", start)) {
       const line = pending.slice(start, nl);
-      const from = start;
+      if (keep?.(line) === true) stdout += pending.slice(start, nl + 1);
       start = nl + 1;
-      if (keep !== undefined && keep(line)) stdout += pending.slice(from, start);
       if (stop(line)) {
-        if (keep === undefined) stdout += pending.slice(0, start);
         stopped = true;
-        break read;
+        break;
       }
     }
+    // Without `keep`, the lines read are appended as one slice per chunk.
     if (keep === undefined) stdout += pending.slice(0, start);
     pending = pending.slice(start);
+    if (stopped) break;
   }
   if (stopped) {
     await reader.cancel().catch(() => {});

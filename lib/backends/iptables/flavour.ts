@@ -40,11 +40,30 @@ interface SaveOutputs {
   readonly available: boolean;
 }
 
-/** Rule lines in both families' whole save of a flavour, counted as read, none of them kept. */
-async function countAllRules(
+/** What both families' whole saves of a flavour hold, as far as detection reads them. */
+interface SavesScan {
+  /** A kubelet hint line was seen (reading stopped there, if asked). */
+  readonly hint: boolean;
+  /** Rule lines read (all of them when no hint stopped the reading). */
+  readonly rules: number;
+  /** At least one binary of the flavour exists. */
+  readonly available: boolean;
+}
+
+/**
+ * Reads both families' whole save of a flavour as a stream: only hint lines are kept, rule
+ * lines are counted as they pass, and with `untilHint` reading stops at the first hint. The
+ * whole save, not `-t mangle`: `-t` of a missing legacy table makes the kernel create it, and
+ * the list of tables (/proc/self/net/ip_tables_names) is closed to the program (Deno asks
+ * --allow-all for any read under /proc). At a restart the legacy save holds the previous run's
+ * nat table, often before mangle (newest first), none of which is kept.
+ */
+async function scanSaves(
   runner: CommandRunner,
   flavour: IptablesFlavour,
-): Promise<{ rules: number; available: boolean }> {
+  untilHint: boolean,
+): Promise<SavesScan> {
+  const isHint = (line: string) => KUBELET_HINT.test(line);
   let rules = 0;
   let available = false;
   for (const family of FAMILIES) {
@@ -54,15 +73,17 @@ async function countAllRules(
       args: [],
       stdoutKeep: (line) => {
         if (line.startsWith("-")) counted++;
-        return false;
+        return isHint(line);
       },
+      ...(untilHint ? { stdoutUntil: isHint } : {}),
     });
     if (out.code === COMMAND_NOT_FOUND) continue;
     available = true;
+    if (untilHint && KUBELET_HINT.test(out.stdout)) return { hint: true, rules, available };
     // A runner that ignores stdoutKeep returns the lines instead of showing them one by one.
     rules += counted + countRules(out.stdout);
   }
-  return { rules, available };
+  return { hint: false, rules, available };
 }
 
 /**
@@ -83,23 +104,6 @@ async function nftMangle(runner: CommandRunner): Promise<SaveOutputs> {
   return { text, available };
 }
 
-/**
- * Whether kubelet's hint chains are in a legacy table. The whole save is read, as
- * iptables-wrappers does: `-t mangle` of a missing table makes the kernel create it, and the
- * list of tables (/proc/self/net/ip_tables_names) is closed to the program (Deno asks
- * --allow-all for any read under /proc). Only a hint line is kept, and reading stops there: at a
- * restart the save holds the previous run's nat table, often before mangle (newest first).
- */
-async function legacyHint(runner: CommandRunner): Promise<boolean> {
-  const hint = (line: string) => KUBELET_HINT.test(line);
-  for (const family of FAMILIES) {
-    const save = iptablesBinaries(family, "legacy").save;
-    const out = await runner({ cmd: save, args: [], stdoutKeep: hint, stdoutUntil: hint });
-    if (KUBELET_HINT.test(out.stdout)) return true;
-  }
-  return false;
-}
-
 function countRules(text: string): number {
   return text.split("\n").filter((l) => l.startsWith("-")).length;
 }
@@ -113,9 +117,10 @@ export async function detectIptablesFlavour(
   runner: CommandRunner = denoCommandRunner,
 ): Promise<IptablesFlavour> {
   if (KUBELET_HINT.test((await nftMangle(runner)).text)) return "nft";
-  if (await legacyHint(runner)) return "legacy";
-  const legacy = await countAllRules(runner, "legacy");
-  const nft = await countAllRules(runner, "nft");
+  // Without a hint, the legacy saves were read whole: their count is complete.
+  const legacy = await scanSaves(runner, "legacy", true);
+  if (legacy.hint) return "legacy";
+  const nft = await scanSaves(runner, "nft", false);
   if (!nft.available && legacy.available) return "legacy";
   if (!legacy.available) return "nft";
   return legacy.rules > nft.rules ? "legacy" : "nft";
