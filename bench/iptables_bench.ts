@@ -3,10 +3,11 @@
  * same payload, in one run on one machine. Each group's baseline is the raw restore, so
  * `deno bench` prints how many times slower (or faster) our render and our syncs are.
  *
- * - full, N services: render only (pure), and a full sync through the real proxier (saves,
- *   parse, render, restore) in a throwaway network namespace, vs the raw restore of the payload
- *   that sync sends, and that restore with the sync's two table reads running beside it (what
- *   legacy iptables makes any full sync pay); at 1,000 services also with iptables-nft;
+ * - full, N services: render only (pure), and a full sync through the real proxier in a
+ *   throwaway network namespace, vs the raw restore of the payload that sync sends, and that
+ *   restore with the two table reads running beside it: the hourly full sync (render, restore;
+ *   the canary check after it reads), and one after a flush (saves, parse, render, restore: what
+ *   legacy iptables makes such a full sync pay); at 1,000 services also with iptables-nft;
  * - first, N services: a new proxier's first sync on a node with empty tables (start-up on a
  *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
@@ -183,6 +184,35 @@ function benchFull(n: number, iterations: number, flavour: "legacy" | "nft" = "l
       b.end();
     },
   });
+  Deno.bench({
+    ...common,
+    name: `proxier full sync after a flush, with its reads (${tag} services)`,
+    async fn(b) {
+      const { ns, proxier } = await lab();
+      await forgetRules(ns, proxier, flavour);
+      b.start();
+      await proxier.sync(state);
+      b.end();
+    },
+  });
+}
+
+/**
+ * Deletes the mangle canary (what a firewall reload does first) and lets the proxier's check
+ * notice, so its next sync is a full one that reads the tables beside its restore.
+ */
+async function forgetRules(
+  ns: string,
+  proxier: ProxyBackend,
+  flavour: "legacy" | "nft",
+): Promise<void> {
+  const run = netnsRunner(ns);
+  for (const op of ["-F", "-X"]) {
+    const args = ["-w", "5", "-t", "mangle", op, "KUBE-PROXY-CANARY"];
+    const out = await run({ cmd: `iptables-${flavour}`, args });
+    if (out.code !== 0) throw new Error(`iptables ${args.join(" ")}: ${out.stderr}`);
+  }
+  if (!(await proxier.rulesFlushed())) throw new Error("The proxier did not see the flush");
 }
 
 /**

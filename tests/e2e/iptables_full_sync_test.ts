@@ -2,7 +2,8 @@
  * Full syncs against the real iptables-restore and iptables-save of both flavours, in a bare
  * network namespace: the streamed restore input (nat first, slices, tail after the reads) and
  * the reads that stop after the built-in chains must still delete stale chains, insert each
- * missing jump exactly once and never duplicate one.
+ * missing jump exactly once and never duplicate one; a forced full sync reads nothing, and the
+ * canary check after it finds what only a read shows.
  */
 import assert from "node:assert/strict";
 import { createIptablesProxier, type IptablesFlavour } from "../../lib/backends/iptables/mod.ts";
@@ -67,7 +68,8 @@ for (const flavour of ["legacy", "nft"] as const satisfies readonly IptablesFlav
       assert.equal(nat.split("\n").filter((l) => l.startsWith("-A KUBE-SERVICES ")).length, 601);
       assert.equal(count(await save("filter"), filterJump), 1);
 
-      // Forced full syncs read the tables again: jumps present are not inserted twice.
+      // Forced full syncs write every chain from what the last restore left; the canary check
+      // after one reads the tables. Jumps present are never inserted twice.
       const builtinRules = async () => {
         const text = (await save("nat")) + (await save("filter"));
         return text.split("\n").filter((l) =>
@@ -77,10 +79,12 @@ for (const flavour of ["legacy", "nft"] as const satisfies readonly IptablesFlav
       const jumps = await builtinRules();
       assert.equal(jumps.length, 14, jumps.join("\n"));
       await proxier.sync({ ...services(600), forceFullSync: true });
+      assert.equal(await proxier.rulesFlushed(), false, "nothing changed behind our back");
       await proxier.sync({ ...services(600), forceFullSync: true });
       assert.deepEqual(await builtinRules(), jumps);
 
-      // A jump someone deleted comes back, once, with the next full sync.
+      // A jump someone deleted: the canary check after the next forced full sync finds it, and
+      // the full sync it asks for brings it back, once.
       await run(
         runner,
         iptables,
@@ -97,8 +101,12 @@ for (const flavour of ["legacy", "nft"] as const satisfies readonly IptablesFlav
       );
       assert.equal(count(await save("nat"), jump), 0);
       await proxier.sync({ ...services(600), forceFullSync: true });
+      assert.equal(count(await save("nat"), jump), 0, "a forced full sync writes no jump blind");
+      assert.equal(await proxier.rulesFlushed(), true);
+      assert.equal((await proxier.sync(services(600))).full, true);
       nat = await save("nat");
       assert.equal(count(nat, jump), 1);
+      assert.deepEqual(await builtinRules(), jumps);
 
       // Fewer services: the chains of the removed ones are deleted.
       await proxier.sync({ ...services(500), forceFullSync: true });
@@ -106,6 +114,14 @@ for (const flavour of ["legacy", "nft"] as const satisfies readonly IptablesFlav
       assert.equal(nat.split("\n").filter((l) => l.startsWith("-A KUBE-SERVICES ")).length, 501);
       const svcChains = nat.split("\n").filter((l) => /^:KUBE-SVC-/.test(l)).length;
       assert.equal(svcChains, 500);
+
+      // A service chain another program added after our last read goes after the check.
+      await run(runner, iptables, "-t", "nat", "-N", STALE);
+      await proxier.sync({ ...services(500), forceFullSync: true });
+      assert.equal(await proxier.rulesFlushed(), true);
+      await proxier.sync(services(500));
+      assert.equal((await save("nat")).includes(STALE), false);
+      assert.equal(await proxier.rulesFlushed(), false);
     } finally {
       await new Deno.Command("ip", { args: ["netns", "del", ns] }).output();
     }

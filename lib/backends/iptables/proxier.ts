@@ -83,8 +83,16 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   const bins = iptablesBinaries(options.family, flavour);
   const chainNames = options.chainNames ?? new ChainNameCache();
 
+  /** The kernel's tables are not known as our last restore left them: read them on the next sync. */
   let needFullSync = true;
   let synced = false;
+  /**
+   * A forced full sync wrote every chain from what we know the kernel holds, without reading it;
+   * the next canary check reads the tables once for what only a read shows (see rulesFlushed).
+   */
+  let auditDue = false;
+  /** Bumped when a sync starts and when it ends: odd while one runs (see audit). */
+  let syncEpoch = 0;
   /** Per-service nat chains present in the kernel after the last successful restore. */
   let ownedChains: ReadonlySet<string> = new Set<string>();
   /** Digests of the top-level chains the last successful restore left in place. */
@@ -184,7 +192,21 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         `Invalid state family "${state.family}": this proxier handles "${options.family}"`,
       );
     }
+    syncEpoch++;
+    try {
+      return await syncState(state);
+    } finally {
+      syncEpoch++;
+    }
+  };
+
+  const syncState = async (state: ProxyState): Promise<SyncReport> => {
     const full = needFullSync || state.forceFullSync;
+    // A forced full sync (hourly, or the node changed) after a successful restore rewrites every
+    // chain from what that restore left, with no read beside it: with legacy iptables a read of
+    // nat costs O(table) and takes a core from the restore. Jumps someone deleted and chains
+    // someone added are what only a read shows; the next canary check reads for them.
+    const readsTables = needFullSync;
     // Every render names every chain: up to four per service port, one per endpoint.
     chainNames.fit(4 * state.services.size + state.totalEndpoints);
     // A partial sync writes the chains of changed service ports, plus those of any service
@@ -218,7 +240,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       const nat = natLayout(layoutOf(state), body, { sortDeclarations: flavour === "nft" });
       const head = nat.head();
       if (head !== undefined) yield head;
-      if (full) tables = early ?? readTables();
+      if (readsTables) tables = early ?? readTables();
       early = undefined;
       const slices = renderIptablesSlices(state, renderOptions, { writeServiceChains });
       let renderMs = 0;
@@ -306,6 +328,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     }
     needFullSync = false;
     synced = true;
+    if (full) auditDue = !readsTables;
     ownedChains = rules.activeNatChains; // a fresh set per render, never changed after
     applied = digests;
     return { full, counts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
@@ -314,7 +337,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   /**
    * Upstream's canary monitor: only the small mangle table's canary is read each syncPeriod
    * (with legacy iptables, reading nat or filter costs O(rules)); a firewall reload flushes it
-   * along with the others, and the full sync that follows rewrites every table.
+   * along with the others, and the full sync that follows rewrites every table. Once after
+   * each full sync that did not read the tables, the check also reads them (see audit).
    */
   const rulesFlushed = async (): Promise<boolean> => {
     if (!synced) return false;
@@ -329,7 +353,28 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       return true;
     }
     if (out.code !== 0) throw new CommandError(bins.iptables, args, out.code, out.stderr);
-    return false;
+    return auditDue ? await audit() : false;
+  };
+
+  /**
+   * After a full sync that did not read the tables: reads nat and filter once, as a full sync
+   * with reads would, and asks for one when a jump is missing or a service chain we did not
+   * write is there. A sync running during the read may have changed either: checked next time.
+   */
+  const audit = async (): Promise<boolean> => {
+    const epoch = syncEpoch;
+    const found = await fullTail(readTables(), ownedChains);
+    if (epoch !== syncEpoch || epoch % 2 === 1) return false;
+    auditDue = false;
+    const { staleNatChains: stale, jumps } = found;
+    if (stale.length === 0 && jumps.length === 0 && !found.declareKubeletFirewall) return false;
+    logger.info("iptables rules changed behind our back, forcing a full sync", {
+      family: options.family,
+      missingJumps: jumps.map((j) => `${j.table} ${j.srcChain} -j ${j.dstChain}`),
+      unknownChains: stale.length,
+    });
+    needFullSync = true;
+    return true;
   };
 
   return { sync, rulesFlushed, prepareFirstSync };

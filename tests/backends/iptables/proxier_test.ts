@@ -128,17 +128,83 @@ Deno.test("IptablesProxier.sync() with iptables-nft lists only nat and filter, a
   );
   assert.deepEqual(rulesOf("PREROUTING"), []);
   stale("NEWNEWNEWNEWNEWN");
-  const before = fake.calls.length;
+  let before = fake.calls.length;
+  const calls = () => fake.calls.slice(before).map((c) => `${c.cmd} ${c.args.join(" ")}`);
+  // The hourly full sync rewrites our chains from what the last restore left, reading nothing.
   await proxier.sync({ ...twoEndpoints(), forceFullSync: true });
+  assert.deepEqual(calls(), ["iptables-nft-restore -w 5 -W 100000 --noflush --counters"]);
+  assert.deepEqual(rulesOf("PREROUTING"), [], "a forced full sync writes no jump blind");
+  // The next canary check reads nat and filter once; `-t T -S` fetches only T (iptables-nft-save
+  // would fetch every table whatever -t says).
+  before = fake.calls.length;
+  assert.equal(await proxier.rulesFlushed(), true, "the missing jump and the new chain are found");
+  assert.deepEqual(calls(), [
+    "iptables-nft -w 5 -t mangle -S KUBE-PROXY-CANARY",
+    "iptables-nft -w 5 -t nat -S",
+    "iptables-nft -w 5 -t filter -S",
+  ]);
+  before = fake.calls.length;
+  const report = await proxier.sync(twoEndpoints());
+  assert.equal(report.full, true);
   assert.ok(!chains().some((c) => c.includes("NEW")), "a chain added since is found and removed");
   assert.deepEqual(rulesOf("PREROUTING"), [jump], "the missing jump is back, once");
-  // iptables-nft-save fetches every table whatever -t says; `-t T -S` fetches only T.
-  assert.deepEqual(
-    fake.calls.slice(before).map((c) => `${c.cmd} ${c.args.join(" ")}`).filter((c) =>
-      !c.includes("restore")
-    ),
-    ["iptables-nft -w 5 -t nat -S", "iptables-nft -w 5 -t filter -S"],
+  assert.deepEqual(calls().filter((c) => !c.includes("restore")), [
+    "iptables-nft -w 5 -t nat -S",
+    "iptables-nft -w 5 -t filter -S",
+  ]);
+  before = fake.calls.length;
+  assert.equal(await proxier.rulesFlushed(), false);
+  assert.deepEqual(calls(), ["iptables-nft -w 5 -t mangle -S KUBE-PROXY-CANARY"]);
+});
+
+Deno.test("IptablesProxier.rulesFlushed() after a forced full sync reads the tables once, and finds nothing on an intact node", async () => {
+  const { fake, proxier, rulesOf } = setup();
+  await proxier.sync(twoEndpoints());
+  const kinds = (from: number) =>
+    fake.calls.slice(from).map((c) => c.cmd.replace(/^iptables-legacy-?/, "") || "iptables");
+  let before = fake.calls.length;
+  assert.equal(await proxier.rulesFlushed(), false);
+  assert.deepEqual(kinds(before), ["iptables"], "a full sync that read the tables needs no audit");
+  before = fake.calls.length;
+  await proxier.sync({ ...twoEndpoints(), forceFullSync: true });
+  assert.equal(await proxier.rulesFlushed(), false);
+  assert.deepEqual(kinds(before), ["restore", "iptables", "save", "save"]);
+  before = fake.calls.length;
+  assert.equal(await proxier.rulesFlushed(), false);
+  assert.deepEqual(kinds(before), ["iptables"], "once only");
+  assert.equal(rulesOf("PREROUTING")!.length, 1);
+  const report = await proxier.sync(
+    state([sps(svc(), [ep("10.180.0.1"), ep("10.180.0.2")])], { changed: [] }),
   );
+  assert.equal(report.full, false, "nothing found: the next sync is partial");
+});
+
+Deno.test("IptablesProxier.rulesFlushed() drops an audit that a sync overlapped, and audits again next time", async () => {
+  const fake = createFakeIptables();
+  let hold: Promise<void> | undefined;
+  const { proxier, chains } = setup({
+    ...fake,
+    run: async (input) => {
+      if (hold !== undefined && input.cmd.endsWith("-save")) await hold;
+      return fake.run(input);
+    },
+  });
+  await proxier.sync(twoEndpoints());
+  await proxier.sync({ ...twoEndpoints(), forceFullSync: true });
+  let release = () => {};
+  hold = new Promise((r) => release = r);
+  const audit = proxier.rulesFlushed();
+  await new Promise((r) => setTimeout(r, 0));
+  // A service removed while the read is held: the read sees its chain, our set no longer does.
+  const gone = proxier.sync(state([], { changed: [key("ns1", "svc1")] }));
+  release();
+  await gone;
+  hold = undefined;
+  assert.ok(!chains().includes(SVC1));
+  assert.equal(await audit, false, "a read that overlapped a sync proves nothing");
+  const before = fake.calls.length;
+  assert.equal(await proxier.rulesFlushed(), false);
+  assert.equal(fake.calls.slice(before).filter((c) => c.cmd.endsWith("-save")).length, 2);
 });
 
 Deno.test("IptablesProxier.sync() keeps the old rules, counts and throws when restore fails", async () => {
@@ -235,11 +301,17 @@ Deno.test("IptablesProxier.prepareFirstSync() reads the tables once, before the 
     '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
   ]);
   proxier.prepareFirstSync!();
-  await proxier.sync(state([sps(svc(), [ep("10.180.0.3")])], { forceFullSync: true }));
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(kinds().slice(3), [], "after the first sync it does nothing");
+  for (const op of ["-F", "-X"]) {
+    assert.equal((await fake.run({ cmd: "iptables-legacy", args: ["-t", "mangle", op] })).code, 0);
+  }
+  assert.equal(await proxier.rulesFlushed(), true, "the canary is gone");
+  await proxier.sync(state([sps(svc(), [ep("10.180.0.3")])], { changed: [] }));
   assert.deepEqual(
-    kinds().slice(3).sort(),
+    kinds().slice(6).sort(),
     ["restore", "save", "save"],
-    "after the first sync it does nothing; a later full sync reads for itself",
+    "a later full sync after a flush reads for itself",
   );
 });
 
