@@ -225,7 +225,10 @@ export function createFakeIptables(options: FakeIptablesOptions = {}): FakeIptab
   };
   const save = (flavour: string, family: string, name?: string): string => {
     if (name !== undefined) return saveTable(name, table(flavour, family, name));
-    return [...tables(flavour, family)].map(([n, t]) => saveTable(n, t)).join("");
+    // The legacy kernel lists its tables newest first, as /proc/net/ip_tables_names does.
+    const all = [...tables(flavour, family)];
+    if (flavour === "legacy") all.reverse();
+    return all.map(([n, t]) => saveTable(n, t)).join("");
   };
 
   const restore = (
