@@ -84,11 +84,15 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   });
   // Upstream 1.28+: syncs run on changes and at most hourly (a full sync then); syncPeriod
   // paces only the canary check below and the retry of a failed sync.
+  /** The backends' start-up reads (see ProxyBackend.prepareFirstSync), once started. */
+  let firstReads: Promise<void> | undefined;
   const runner = new BoundedFrequencyRunner({
     name: "sync-runner",
     fn: async () => {
       try {
         await options.syncAfter;
+        // The first sync's reads (if it waits for them) are done before the collection below.
+        await firstReads;
         if (tracker.isSynced()) reclaimer.beforeSync();
         await syncProxyRules();
       } finally {
@@ -159,8 +163,9 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       for (const { backend } of backends) backend.start?.(signal);
       // The first sync's reads of the kernel run while the lists come in, once the start-up
       // housekeeping (which may remove other modes' rules) is done.
-      Promise.resolve(options.syncAfter).then(() => {
-        if (!signal.aborted) { for (const { backend } of backends) backend.prepareFirstSync?.(); }
+      firstReads = Promise.resolve(options.syncAfter).then(async () => {
+        if (signal.aborted) return;
+        await Promise.all(backends.map(({ backend }) => backend.prepareFirstSync?.()));
       }, () => {});
       watchCanaries(signal);
       signal.addEventListener("abort", () => reclaimer.stop());

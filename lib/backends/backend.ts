@@ -45,9 +45,11 @@ export interface ProxyBackend {
   start?(signal: AbortSignal): void;
   /**
    * Starts reading what the first sync needs from the kernel, while the initial lists are still
-   * coming in; the first sync then uses that read instead of making its own. Returns at once.
+   * coming in; the first sync then uses that read instead of making its own. Returns at once;
+   * a promise returned resolves (never rejects) once reads the first sync would wait for are
+   * done, so the app can collect their garbage before the first sync renders.
    */
-  prepareFirstSync?(): void;
+  prepareFirstSync?(): Promise<void> | void;
 }
 
 /** One backend bound to the IP family it programs, with its mode's metrics for that family. */

@@ -7,6 +7,7 @@ import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
 import { createStateIntake } from "../../lib/app/state_intake.ts";
 import { createIptablesProxier, iptablesRenderOptions } from "../../lib/backends/iptables/mod.ts";
+import type { ProxyBackend } from "../../lib/backends/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
 import { createModeMetrics, createProxyMetrics } from "../../lib/metrics/mod.ts";
@@ -55,7 +56,11 @@ export function webSlice(ips: string[], triggerTime?: number): V1EndpointSlice {
  * Starts the app (IPv4, legacy, min sync 1 s, sync 30 s) logging at `verbosity` into `lines`.
  * While `broken.on`, every restore fails the way a kernel refusing the payload does.
  */
-export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
+export function setupProxyApp(
+  verbosity = 2,
+  syncAfter?: Promise<void>,
+  wrapBackend: (backend: ProxyBackend) => ProxyBackend = (b) => b,
+) {
   const clock = new FakeClock({ startMs: START });
   const ipt = createFakeIptables();
   const registry = new Registry();
@@ -91,14 +96,14 @@ export function setupProxyApp(verbosity = 2, syncAfter?: Promise<void>) {
     backends: [{
       family: "IPv4",
       metrics: familyMetrics,
-      backend: createIptablesProxier({
+      backend: wrapBackend(createIptablesProxier({
         ...iptablesRenderOptions({ ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] }, "IPv4"),
         family: "IPv4",
         flavour: "legacy",
         runner,
         logger,
         metrics: familyMetrics,
-      }),
+      })),
     }],
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,

@@ -219,6 +219,30 @@ Deno.test("createProxyApp() collects the initial lists' garbage once, right befo
   }
 });
 
+Deno.test("createProxyApp() collects before the first sync only once the backend's start-up reads are done", async () => {
+  let release = () => {};
+  const reads = new Promise<void>((r) => release = r);
+  const t = setup(2, undefined, (backend) => ({
+    ...backend,
+    prepareFirstSync: () => {
+      backend.prepareFirstSync?.();
+      return reads;
+    },
+  }));
+  try {
+    await t.start(webSlice(["10.0.1.2"]));
+    await t.clock.advance(1000);
+    assert.deepEqual(t.collectedBeforeSync, [], "the reads are still running");
+    assert.doesNotMatch(t.nat(), /10\.0\.1\.2:8080/);
+    release();
+    await t.clock.advance(1000);
+    assert.deepEqual(t.collectedBeforeSync, [0], "then the collection, then the first restore");
+    assert.match(t.nat(), /10\.0\.1\.2:8080/);
+  } finally {
+    await t.stop();
+  }
+});
+
 Deno.test("createProxyApp() gives memory back 2 s after a relist that changed nothing", async () => {
   const t = setup();
   try {

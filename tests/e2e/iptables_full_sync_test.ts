@@ -7,20 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { createIptablesProxier, type IptablesFlavour } from "../../lib/backends/iptables/mod.ts";
-import { type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
+import type { CommandRunner } from "../../lib/exec/mod.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import { ep, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
+import { netnsExecRunner } from "../support/netns_runner.ts";
 
 const STALE = "KUBE-SVC-STALE0123456789AB";
-
-function inNamespace(ns: string): CommandRunner {
-  return (input) =>
-    denoCommandRunner({
-      ...input,
-      cmd: "ip",
-      args: ["netns", "exec", ns, input.cmd, ...input.args],
-    });
-}
 
 function services(n: number): ProxyState {
   const ports = [];
@@ -47,7 +39,7 @@ for (const flavour of ["legacy", "nft"] as const satisfies readonly IptablesFlav
     await new Deno.Command("ip", { args: ["netns", "del", ns], stderr: "null" }).output();
     const added = await new Deno.Command("ip", { args: ["netns", "add", ns] }).output();
     assert.equal(added.code, 0);
-    const runner = inNamespace(ns);
+    const runner = netnsExecRunner(ns);
     const iptables = `iptables-${flavour}`;
     const save = (table: string) => run(runner, `${iptables}-save`, "-t", table);
     const count = (text: string, line: string) => text.split("\n").filter((l) => l === line).length;

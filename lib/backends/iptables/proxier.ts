@@ -12,35 +12,22 @@ import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { ChainNameCache } from "./chain_name_cache.ts";
-import { isServiceChainName, KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
+import { KUBE_PROXY_CANARY, KUBE_SERVICES } from "./chain_names.ts";
 import {
   IPTABLES_WAIT_ARGS,
   iptablesBinaries,
   type IptablesFlavour,
   RESTORE_ARGS,
 } from "./flavour.ts";
-import { missingJumps } from "./jump_chains.ts";
+import { heldAsRendered, type KernelChains } from "./kernel_chains.ts";
 import type { LocalAddressLister } from "../../net/mod.ts";
 import { type IptablesRenderSummary, renderIptables, renderIptablesSlices } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
-import {
-  buildRestorePayload,
-  type RestorePlan,
-  type RestoreTail,
-  restoreTailChunks,
-} from "./restore_payload.ts";
+import { buildRestorePayload, type RestorePlan, restoreTailChunks } from "./restore_payload.ts";
 import { natLayout, type NatLayoutKind } from "./restore_layout.ts";
-import { afterBuiltinRules, scanSavedTable } from "./save_parser.ts";
-import { type TopLevelDigests, topLevelWrite } from "./top_level_chains.ts";
-
-/** One table as read: iptables-save text, or the `-S` listing of `listedTable`. */
-interface TableText {
-  readonly text: string;
-  readonly listedTable: string | undefined;
-}
-
-/** What a full sync learns from reading the tables. */
-type TableFindings = Pick<RestoreTail, "staleNatChains" | "jumps" | "declareKubeletFirewall">;
+import type { OwnedLine } from "./rule_buffer.ts";
+import { createTableReader, type TableFindings, type TableReads } from "./table_reads.ts";
+import { linesByChain, type TopLevelDigests, topLevelWrite } from "./top_level_chains.ts";
 
 /**
  * How to build an iptables proxier; everything but `family` has upstream's default. The
@@ -100,33 +87,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   /** How long the last render took (its own CPU time, not the writes); none before the first. */
   let lastRenderMs: number | undefined;
 
-  /**
-   * Reads one table as far as a full sync uses it: the headers and the built-in chains' rules.
-   * iptables-nft-save fetches every table whatever `-t` names (~100 ms for the small filter
-   * table at 1,000 services), so with nft the one table is listed with `-S` (~15 ms); legacy's
-   * save fetches only the table named and, unlike `iptables-legacy -S`, takes no xtables lock.
-   */
-  const save = async (table: string): Promise<TableText> => {
-    const listed = flavour === "nft";
-    const cmd = listed ? bins.iptables : bins.save;
-    const args = listed ? [...IPTABLES_WAIT_ARGS.slice(0, 2), "-t", table, "-S"] : ["-t", table];
-    const out = await runner({ cmd, args, stdoutUntil: afterBuiltinRules() });
-    if (out.code !== 0) throw new CommandError(cmd, args, out.code, out.stderr);
-    return { text: out.stdout, listedTable: listed ? table : undefined };
-  };
-
-  /**
-   * Starts reading the nat and filter tables a full sync needs (stale chains, missing jumps).
-   * The reads run while the rules render: with legacy iptables they cost O(table).
-   */
-  const readTables = () => {
-    const nat = save("nat");
-    const filter = save("filter");
-    // Awaited in fullTail; a failure there must not also surface as an unhandled rejection.
-    nat.catch(() => {});
-    filter.catch(() => {});
-    return { nat, filter };
-  };
+  const reader = createTableReader(runner, flavour, bins);
+  const readTables = (kernelChains?: boolean) => reader.read(kernelChains);
 
   /**
    * The reads prepareFirstSync started, for the first sync only: at start the lists take longer
@@ -135,9 +97,13 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
    * after any read: a KUBE chain that vanished fails the restore, which is retried as a full
    * sync with a fresh read.
    */
-  let early: ReturnType<typeof readTables> | undefined;
-  const prepareFirstSync = () => {
-    if (!synced && early === undefined) early = readTables();
+  let early: TableReads | undefined;
+  const prepareFirstSync = (): Promise<void> | undefined => {
+    if (synced || early !== undefined) return undefined;
+    // With iptables-nft, nat read whole tells which of our chains a previous run left as this
+    // one renders them (rewriting them costs far more than reading them; see keptFromBefore).
+    early = readTables(flavour === "nft");
+    return flavour === "nft" ? early.natChains.then(() => {}, () => {}) : undefined;
   };
 
   /** How this sync's nat lines go to the restore (see NatLayoutKind). */
@@ -148,22 +114,34 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     return streamed ? "streamed" : "held";
   };
 
-  /** What a full sync writes after the nat rules, from the tables as read. */
-  const fullTail = async (
-    tables: ReturnType<typeof readTables>,
-    active: ReadonlySet<string>,
-  ): Promise<TableFindings> => {
-    // Only stale service chains and KUBE-FIREWALL are kept of the user chains declared.
-    const scan = ({ text, listedTable }: TableText, keep: (chain: string) => boolean) =>
-      scanSavedTable(text, keep, listedTable);
-    const nat = scan(await tables.nat, (c) => isServiceChainName(c) && !active.has(c));
-    const filter = scan(await tables.filter, (c) => c === KUBE_FIREWALL);
-    const stale = [...(nat?.chains.values() ?? [])].filter((c) => !c.builtin).map((c) => c.name)
-      .sort();
+  /**
+   * The first sync's diff against what a previous run left (see kernel_chains.ts): which
+   * service ports' chains and which top-level nat chains the kernel holds as rendered. Only
+   * once a previous run's KUBE-SERVICES is there; on a new node everything is written.
+   */
+  const keptFromBefore = (kernel: KernelChains | undefined) => {
+    if (kernel === undefined || !kernel.has(KUBE_SERVICES)) return undefined;
+    const held = (lines: readonly string[]) => heldAsRendered(lines, kernel, options.family);
     return {
-      staleNatChains: stale,
-      jumps: [...missingJumps("filter", filter), ...missingJumps("nat", nat)],
-      declareKubeletFirewall: !(filter?.chains.has(KUBE_FIREWALL) ?? false),
+      /** Adds to `include` the owners in `lines` whose chains the kernel lacks or differ. */
+      slice(lines: readonly OwnedLine[], include: Set<string>) {
+        const byOwner = new Map<string, string[]>();
+        for (const line of lines) {
+          if (line.owner === null) continue;
+          let list = byOwner.get(line.owner);
+          if (list === undefined) byOwner.set(line.owner, list = []);
+          list.push(line.text);
+        }
+        for (const [owner, own] of byOwner) if (!held(own)) include.add(owner);
+      },
+      /** The lines of the top-level nat chains the kernel does not hold as rendered. */
+      topLevel(topLevelNat: readonly string[]): string[] {
+        const out: string[] = [];
+        for (const chainLines of linesByChain(topLevelNat).values()) {
+          if (!held(chainLines)) out.push(...chainLines);
+        }
+        return out;
+      },
     };
   };
 
@@ -212,15 +190,22 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     // A partial sync writes the chains of changed service ports, plus those of any service
     // port owning a chain we have not programmed (yet); the rest are only named and counted.
     const include = new Set<string>();
+    // The first sync of a process leaves alone the chains a previous run left as they render.
+    let kept: ReturnType<typeof keptFromBefore>;
+    if (readsTables && early !== undefined) {
+      // A failed read fails the sync where its findings are needed (the tail).
+      kept = keptFromBefore(await early.natChains.catch(() => undefined));
+    }
     const writeServiceChains = (key: string, chains: readonly string[]): boolean => {
       if (!full && !state.changed.has(key) && chains.every((c) => ownedChains.has(c))) {
         return false;
       }
-      include.add(key);
+      // With `kept`, each slice decides once its lines are rendered.
+      if (kept === undefined) include.add(key);
       return true;
     };
     const renderOptions = await withLocalAddresses(state);
-    let tables: ReturnType<typeof readTables> | undefined;
+    let tables: TableReads | undefined;
     let rules: IptablesRenderSummary | undefined;
     let readFailed = false;
     let plan: RestorePlan | undefined;
@@ -234,7 +219,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       const body = {
         includeService: (k: string) => include.has(k),
         canary: full,
-        writeTopLevel: full,
+        writeTopLevel: full && kept === undefined,
       };
       const topLevelNat: string[] = [];
       const nat = natLayout(layoutOf(state), body, { sortDeclarations: flavour === "nft" });
@@ -253,6 +238,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       let next = nextSlice();
       for (; !next.done; next = nextSlice()) {
         for (const line of next.value) if (line.owner === null) topLevelNat.push(line.text);
+        kept?.slice(next.value, include);
         const text = nat.slice(next.value);
         if (text !== undefined) yield text;
       }
@@ -278,7 +264,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       digests = top.digests;
       let findings: TableFindings;
       try {
-        findings = tables !== undefined ? await fullTail(tables, r.activeNatChains) : {
+        findings = tables !== undefined ? await reader.findings(tables, r.activeNatChains) : {
           staleNatChains: [...ownedChains].filter((c) => !r.activeNatChains.has(c)).sort(),
           jumps: [],
           declareKubeletFirewall: false,
@@ -287,7 +273,15 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         readFailed = true;
         throw err;
       }
-      const { changedTopLevelNat, writeFilter } = top;
+      const { writeFilter } = top;
+      const changedTopLevelNat = kept?.topLevel(topLevelNat) ?? top.changedTopLevelNat;
+      if (kept !== undefined) {
+        logger.debug(2, "Left in place the nat chains a previous run wrote as rendered", {
+          family: options.family,
+          servicePorts: state.services.size - include.size,
+          topLevelLines: topLevelNat.length - changedTopLevelNat.length,
+        });
+      }
       plan = { ...body, ...findings, changedTopLevelNat, writeFilter };
       yield* restoreTailChunks(r, plan);
     }
@@ -363,7 +357,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
    */
   const audit = async (): Promise<boolean> => {
     const epoch = syncEpoch;
-    const found = await fullTail(readTables(), ownedChains);
+    const found = await reader.findings(readTables(), ownedChains);
     if (epoch !== syncEpoch || epoch % 2 === 1) return false;
     auditDue = false;
     const { staleNatChains: stale, jumps } = found;

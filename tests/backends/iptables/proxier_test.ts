@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import { canonicalRule } from "../../../lib/backends/iptables/canonical_rule.ts";
 import type { BackendMetrics } from "../../../lib/backends/mod.ts";
 import { CommandError } from "../../../lib/exec/mod.ts";
 import { createMemoryLogger } from "../../../lib/log/mod.ts";
@@ -365,3 +366,70 @@ Deno.test("IptablesProxier.sync() with iptables-nft sorts each run of nat chain 
     );
   }
 });
+
+/** The fake's nat rules as the kernel prints them back (what iptables -S lists after a restore). */
+function printedAsKernel(fake: FakeIptables, flavour: "legacy" | "nft"): void {
+  for (const [chain, c] of fake.table(flavour, "IPv4", "nat")) {
+    c.rules = c.rules.map((spec) => {
+      const printed = canonicalRule(`-A ${chain} ${spec}`, "IPv4");
+      assert.ok(printed !== undefined, spec);
+      return printed.slice(`-A ${chain} `.length);
+    });
+  }
+}
+
+const lastRestoreInput = (fake: FakeIptables) =>
+  fake.calls.findLast((c) => c.cmd.endsWith("-restore"))!.stdin ?? "";
+
+Deno.test("IptablesProxier with iptables-nft leaves alone, at a restart, the chains a previous run left as they render", async () => {
+  const fake = createFakeIptables();
+  const svc3 = sps(svc({ name: "svc3", clusterIP: "172.30.0.43" }), [ep("10.180.0.4")]);
+  const two = state([
+    sps(svc(), [ep("10.180.0.1"), ep("10.180.0.2")]),
+    sps(svc({ name: "svc2", clusterIP: "172.30.0.42" }), [ep("10.180.0.3")]),
+    svc3,
+  ]);
+  await setup(fake, "IPv4", "nft").proxier.sync(two);
+  printedAsKernel(fake, "nft");
+  const before = [...fake.table("nft", "IPv4", "nat")].map(([c, v]) => [c, [...v.rules]]);
+
+  const { proxier, rulesOf } = setup(fake, "IPv4", "nft");
+  const reads = proxier.prepareFirstSync!();
+  assert.ok(reads instanceof Promise, "the app waits for the whole nat read");
+  await reads;
+  assert.equal((await proxier.sync(two)).full, true);
+  const input = lastRestoreInput(fake);
+  assert.doesNotMatch(input, /KUBE-(SVC|SEP)-|-A KUBE-SERVICES/, "nothing a previous run left");
+  assert.match(input, /\*filter/, "the filter table is written whole, as on any first sync");
+  assert.deepEqual([...fake.table("nft", "IPv4", "nat")].map(([c, v]) => [c, v.rules]), before);
+
+  // A restart after svc1's endpoint moved and svc2 went: svc1's chains, and svc2's deleted.
+  const moved = state([sps(svc(), [ep("10.180.0.1"), ep("10.180.0.9")]), svc3]);
+  const next = setup(fake, "IPv4", "nft");
+  await next.proxier.prepareFirstSync!();
+  await next.proxier.sync(moved);
+  const changed = lastRestoreInput(fake);
+  assert.match(changed, new RegExp(`:${SVC1} `));
+  assert.match(changed, /-A KUBE-SERVICES /, "KUBE-SERVICES lost svc2's rule");
+  assert.match(changed, /-X KUBE-SVC-/, "svc2's chains are deleted");
+  assert.doesNotMatch(changed, /10\.180\.0\.4/, "svc3's chains are left alone");
+  assert.match(rulesOf(SVC1)!.join("\n"), /KUBE-SEP-/);
+  assert.equal(chainsWith(fake, "10.180.0.3"), 0);
+});
+
+Deno.test("IptablesProxier with iptables-legacy reads at start only what a full sync needs, and writes everything", async () => {
+  const fake = createFakeIptables();
+  await setup(fake).proxier.sync(twoEndpoints());
+  printedAsKernel(fake, "legacy");
+  const { proxier } = setup(fake);
+  assert.equal(proxier.prepareFirstSync!(), undefined);
+  await proxier.sync(twoEndpoints());
+  assert.match(lastRestoreInput(fake), new RegExp(`:${SEP1} `));
+});
+
+/** How many nat rules mention `text`. */
+function chainsWith(fake: FakeIptables, text: string): number {
+  return [...fake.table("nft", "IPv4", "nat").values()].flatMap((c) => c.rules).filter((r) =>
+    r.includes(text)
+  ).length;
+}
