@@ -103,7 +103,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     // With iptables-nft, nat read whole tells which of our chains a previous run left as this
     // one renders them (rewriting them costs far more than reading them; see keptFromBefore).
     early = readTables(flavour === "nft");
-    return flavour === "nft" ? early.natChains.then(() => {}, () => {}) : undefined;
+    return early.natChains?.then(() => {}, () => {});
   };
 
   /** How this sync's nat lines go to the restore (see NatLayoutKind). */
@@ -192,7 +192,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     const include = new Set<string>();
     // The first sync of a process leaves alone the chains a previous run left as they render.
     let kept: ReturnType<typeof keptFromBefore>;
-    if (readsTables && early !== undefined) {
+    if (readsTables && early?.natChains !== undefined) {
       // A failed read fails the sync where its findings are needed (the tail).
       kept = keptFromBefore(await early.natChains.catch(() => undefined));
     }

@@ -28,7 +28,7 @@ export interface TableReads {
   readonly nat: Promise<TableText>;
   readonly filter: Promise<TableText>;
   /** Every nat chain's digest, when the read was asked to collect them. */
-  readonly natChains: Promise<KernelChains | undefined>;
+  readonly natChains: Promise<KernelChains> | undefined;
 }
 
 /** Starts and interprets the table reads of one family and flavour. */
@@ -91,9 +91,9 @@ export function createTableReader(
     const collector = kernelChains ? collectKernelChains() : undefined;
     const nat = save("nat", collector?.line);
     const filter = save("filter");
-    const natChains = nat.then(() => collector?.done());
+    const natChains = collector && nat.then(() => collector.done());
     // Awaited later; a failure there must not also surface as an unhandled rejection.
-    for (const p of [nat, filter, natChains]) p.catch(() => {});
+    for (const p of [nat, filter, natChains]) p?.catch(() => {});
     return { nat, filter, natChains };
   };
 

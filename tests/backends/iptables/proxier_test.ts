@@ -433,3 +433,26 @@ function chainsWith(fake: FakeIptables, text: string): number {
     r.includes(text)
   ).length;
 }
+
+Deno.test("IptablesProxier with iptables-legacy starts its first restore before its start-up reads end", async () => {
+  const fake = createFakeIptables();
+  let release = () => {};
+  const held = new Promise<void>((r) => release = r);
+  const started: string[] = [];
+  const { proxier } = setup({
+    ...fake,
+    run: async (input) => {
+      started.push(input.cmd);
+      if (input.cmd.endsWith("-save")) await held;
+      return fake.run(input);
+    },
+  });
+  proxier.prepareFirstSync!();
+  const sync = proxier.sync(twoEndpoints());
+  for (let i = 0; i < 10 && !started.includes("iptables-legacy-restore"); i++) {
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  assert.ok(started.includes("iptables-legacy-restore"), "the restore runs while nat is read");
+  release();
+  assert.equal((await sync).full, true);
+});
