@@ -3,12 +3,12 @@
  * or `iptables -S` text, fed a line at a time while it streams). At a restart the first sync
  * compares them with the canonical form of what it renders (see canonical_rule.ts) and leaves
  * alone every chain the kernel already holds as rendered: with iptables-nft rewriting a chain
- * costs far more than reading it, and with legacy the restore's input shrinks.
+ * costs far more than reading it.
  */
 import type { IPFamily } from "../../proxy/mod.ts";
 import { canonicalRule } from "./canonical_rule.ts";
 import { chainHeader, ruleChain } from "./save_parser.ts";
-import { linesDigest } from "./top_level_chains.ts";
+import { linesByChain, linesDigest } from "./top_level_chains.ts";
 
 /** Digest of each chain's rules (of no rules, for an empty chain), by chain name. */
 export type KernelChains = ReadonlyMap<string, string>;
@@ -78,22 +78,16 @@ export function heldAsRendered(
   kernel: KernelChains,
   family: IPFamily,
 ): boolean {
-  const byChain = new Map<string, string[]>();
-  for (const line of lines) {
-    if (line.startsWith(":")) {
-      const name = chainHeader(line).name;
-      if (!kernel.has(name)) return false;
-      if (!byChain.has(name)) byChain.set(name, []);
-      continue;
-    }
-    const canonical = canonicalRule(line, family);
-    if (canonical === undefined) return false;
-    const name = ruleChain(line);
+  for (const [name, chainLines] of linesByChain(lines)) {
     if (!kernel.has(name)) return false;
-    let list = byChain.get(name);
-    if (list === undefined) byChain.set(name, list = []);
-    list.push(canonical);
+    const rules: string[] = [];
+    for (const line of chainLines) {
+      if (line.startsWith(":")) continue;
+      const canonical = canonicalRule(line, family);
+      if (canonical === undefined) return false;
+      rules.push(canonical);
+    }
+    if (kernel.get(name) !== linesDigest(rules)) return false;
   }
-  for (const [name, rules] of byChain) if (kernel.get(name) !== linesDigest(rules)) return false;
   return true;
 }

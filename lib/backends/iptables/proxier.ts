@@ -88,7 +88,6 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   let lastRenderMs: number | undefined;
 
   const reader = createTableReader(runner, flavour, bins);
-  const readTables = (kernelChains?: boolean) => reader.read(kernelChains);
 
   /**
    * The reads prepareFirstSync started, for the first sync only: at start the lists take longer
@@ -102,7 +101,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     if (synced || early !== undefined) return undefined;
     // With iptables-nft, nat read whole tells which of our chains a previous run left as this
     // one renders them (rewriting them costs far more than reading them; see keptFromBefore).
-    early = readTables(flavour === "nft");
+    early = reader.read(flavour === "nft");
     return early.natChains?.then(() => {}, () => {});
   };
 
@@ -225,7 +224,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       const nat = natLayout(layoutOf(state), body, { sortDeclarations: flavour === "nft" });
       const head = nat.head();
       if (head !== undefined) yield head;
-      if (readsTables) tables = early ?? readTables();
+      if (readsTables) tables = early ?? reader.read();
       early = undefined;
       const slices = renderIptablesSlices(state, renderOptions, { writeServiceChains });
       let renderMs = 0;
@@ -357,7 +356,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
    */
   const audit = async (): Promise<boolean> => {
     const epoch = syncEpoch;
-    const found = await reader.findings(readTables(), ownedChains);
+    const found = await reader.findings(reader.read(), ownedChains);
     if (epoch !== syncEpoch || epoch % 2 === 1) return false;
     auditDue = false;
     const { staleNatChains: stale, jumps } = found;

@@ -81,7 +81,7 @@ export function createTableReader(
       // A runner that ignores stdoutKeep hands over every line at the end instead.
       const lines = text.split("\n");
       for (const line of lines) collect(line);
-      const end = lines.findIndex(afterBuiltinRules());
+      const end = lines.findIndex(stop);
       text = end === -1 ? text : lines.slice(0, end + 1).join("\n") + "\n";
     }
     return { text, listedTable: listed ? table : undefined };
