@@ -3,7 +3,7 @@
  * the raw `iptables-legacy-restore` baseline. Namespaces are removed when the process exits,
  * also after a failed bench or Ctrl-C.
  */
-import { type CommandRunner, denoCommandRunner, stdinText } from "../lib/exec/mod.ts";
+import { type CommandRunner, denoCommandRunner } from "../lib/exec/mod.ts";
 import {
   addNamespaces,
   deleteStaleNamespaces,
@@ -67,41 +67,6 @@ export function netnsRunner(ns: string, runner: CommandRunner = denoCommandRunne
   return (input) => {
     const [cmd, args] = inNamespace(ns, input.cmd, input.args);
     return runner({ ...input, cmd, args });
-  };
-}
-
-/**
- * A runner that keeps the stdin of the last `*-restore` it ran, to replay it raw. A streamed
- * input is still streamed to the command, its pieces kept as they pass.
- */
-export function payloadRecorder(runner: CommandRunner): {
-  readonly run: CommandRunner;
-  lastRestore(): string;
-} {
-  let last: string | undefined;
-  return {
-    run: async (input) => {
-      if (!input.cmd.endsWith("-restore")) return await runner(input);
-      const stream = input.stdinStream;
-      if (stream === undefined) {
-        last = await stdinText(input);
-        return await runner(input);
-      }
-      const pieces: string[] = [];
-      async function* tee(): AsyncGenerator<string> {
-        for await (const piece of stream!) {
-          pieces.push(piece);
-          yield piece;
-        }
-      }
-      const out = await runner({ ...input, stdinStream: tee() });
-      last = pieces.join("");
-      return out;
-    },
-    lastRestore: () => {
-      if (last === undefined) throw new Error("No iptables restore has run yet");
-      return last;
-    },
   };
 }
 

@@ -35,12 +35,12 @@ import {
   emptyTables,
   natRuleCount,
   netnsRunner,
-  payloadRecorder,
   rawLegacyRestore,
   rawRestore,
   rawRestoreWithReads,
   upstreamPartialPayload,
 } from "./bench_netns.ts";
+import { payloadRecorder } from "../tests/support/payload_recorder.ts";
 import {
   BENCH_CLUSTER_CIDRS,
   fullSyncState,

@@ -6,11 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { createIptablesProxier } from "../../lib/backends/iptables/mod.ts";
-import { type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
+import { denoCommandRunner } from "../../lib/exec/mod.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import { addNamespaces, deleteNamespaces, requireCommands } from "../../scripts/netns/mod.ts";
 import { ep, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
 import { netnsExecRunner } from "../support/netns_runner.ts";
+import { payloadRecorder } from "../support/payload_recorder.ts";
 
 /** Services of many shapes, plus `plain` ordinary ones. */
 function services(plain: number, moved = false): ProxyState {
@@ -71,24 +72,9 @@ Deno.test("e2e [iptables-nft]: a restart rewrites only what changed and ends as 
   await deleteNamespaces([a, b]);
   await addNamespaces([a, b]);
   try {
-    const inputs: string[] = [];
-    const run = netnsExecRunner(a);
-    const recording: CommandRunner = async (input) => {
-      if (!input.cmd.endsWith("-restore") || input.stdinStream === undefined) return run(input);
-      let text = "";
-      const stream = input.stdinStream;
-      async function* copy() {
-        for await (const piece of stream) {
-          text += piece;
-          yield piece;
-        }
-      }
-      const out = await run({ ...input, stdinStream: copy() });
-      inputs.push(text);
-      return out;
-    };
+    const recorder = payloadRecorder(netnsExecRunner(a));
     const proxier = () =>
-      createIptablesProxier({ family: "IPv4", flavour: "nft", runner: recording });
+      createIptablesProxier({ family: "IPv4", flavour: "nft", runner: recorder.run });
     await proxier().sync(services(20));
     const first = await natByChain(a);
 
@@ -97,14 +83,14 @@ Deno.test("e2e [iptables-nft]: a restart rewrites only what changed and ends as 
     await restarted.prepareFirstSync!();
     assert.equal((await restarted.sync(services(20))).full, true);
     const nat = (input: string) => input.slice(0, input.indexOf("*filter"));
-    assert.equal(nat(inputs.at(-1)!), "*nat\n:KUBE-PROXY-CANARY - [0:0]\nCOMMIT\n");
+    assert.equal(nat(recorder.lastRestore()), "*nat\n:KUBE-PROXY-CANARY - [0:0]\nCOMMIT\n");
     assert.deepEqual(await natByChain(a), first);
 
     // Changed while down: one endpoint moved, the last plain service gone.
     const again = proxier();
     await again.prepareFirstSync!();
     await again.sync(services(19, true));
-    const written = nat(inputs.at(-1)!);
+    const written = nat(recorder.lastRestore());
     assert.match(written, /10\.180\.0\.9/);
     assert.doesNotMatch(written, /10\.181\.0\.1\b/, "an unchanged service is left alone");
     const fresh = createIptablesProxier({
