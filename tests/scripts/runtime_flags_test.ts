@@ -103,15 +103,24 @@ Deno.test("PROXY_V8_FLAGS keep V8's memory reducer from collecting at idle", asy
   assert.deepEqual(await memoryReducerTrace(PROXY_V8_FLAGS), []);
 });
 
-/** Runs a hot loop with V8's optimization traced; returns how each optimizing compile ran. */
-async function compileModes(flags: readonly string[]): Promise<string[]> {
+/** Runs a hot loop with V8's optimization traced; returns its "[compiling method" lines. */
+async function hotLoopCompiles(flags: readonly string[]): Promise<string[]> {
   const code = `function add(a, b) { return a + b; }
 let sum = 0;
 for (let i = 0; i < 2_000_000; i++) sum = add(sum, i);
 console.log(sum);`;
-  const compiles = (await evalTraced(flags, ["--trace-opt"], code))
+  return (await evalTraced(flags, ["--trace-opt"], code))
     .filter((l) => l.startsWith("[compiling method"));
-  return compiles.map((l) => l.match(/ConcurrencyMode::(\w+)/)?.[1] ?? l);
+}
+
+/** How each optimizing compile of the hot loop ran (kSynchronous: on the JS thread). */
+async function compileModes(flags: readonly string[]): Promise<string[]> {
+  return (await hotLoopCompiles(flags)).map((l) => l.match(/ConcurrencyMode::(\w+)/)?.[1] ?? l);
+}
+
+/** Which compiler each optimizing compile of the hot loop targeted (MAGLEV, TURBOFAN_JS). */
+async function compileTargets(flags: readonly string[]): Promise<string[]> {
+  return (await hotLoopCompiles(flags)).map((l) => l.match(/\(target (\w+)\)/)?.[1] ?? l);
 }
 
 Deno.test("PROXY_V8_FLAGS have V8 compile hot functions on the JS thread", async () => {
@@ -120,6 +129,14 @@ Deno.test("PROXY_V8_FLAGS have V8 compile hot functions on the JS thread", async
   const modes = await compileModes(PROXY_V8_FLAGS);
   assert.ok(modes.length > 0, "the loop should be optimized");
   assert.deepEqual([...new Set(modes)], ["kSynchronous"]);
+});
+
+Deno.test("PROXY_V8_FLAGS keep V8's top tier at Maglev: TurboFan never compiles", async () => {
+  const without = PROXY_V8_FLAGS.filter((f) => f !== "--no-opt");
+  assert.ok((await compileTargets(without)).includes("TURBOFAN_JS"), "control reaches TurboFan");
+  const targets = await compileTargets(PROXY_V8_FLAGS);
+  assert.ok(targets.length > 0, "the loop should be optimized");
+  assert.deepEqual([...new Set(targets)], ["MAGLEV"]);
 });
 
 /**
