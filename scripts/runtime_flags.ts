@@ -44,12 +44,12 @@ export const PROXY_DENO_FLAGS: readonly string[] = ["--no-code-cache"];
  * later full sync; settled memory, start-up time and render time did not move, nor did anything
  * at 10,000 services (2 runs each).
  *
- * `--no-opt` leaves Maglev as V8's top tier: TurboFan is never loaded, and its code pages in the
- * `deno` binary and its compiler memory stay out of the process. At 1,000 services (4 alternating
- * runs each, 2026-11-28) the start-up peak was 79.9-81.2 MB instead of 82.6-86.8 (iptables-nft
- * restart: 82.4-85.3 instead of 86.5-86.6), settled 72.6-74.2 instead of 75.3-77.5; start →
- * complete, a warm or cold render (1,000 and 10,000 services), an endpoint change's sync and the
- * list of 20,000 objects took as long either way (see the README).
+ * `--no-opt` leaves Maglev as V8's top tier: TurboFan never runs, so its code pages in the
+ * `deno` binary are never touched and its compiler memory is never allocated. At 1,000 services
+ * (4 alternating runs each, 2026-11-28) the start-up peak was 79.9-81.2 MB instead of 82.6-86.8
+ * (iptables-nft restart: 82.4-85.3 instead of 86.5-86.6), settled 72.6-74.2 instead of
+ * 75.3-77.5; start → complete, a warm or cold render (1,000 and 10,000 services), an endpoint
+ * change's sync and the list of 20,000 objects took as long either way (see the README).
  */
 export const PROXY_V8_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
