@@ -2,16 +2,11 @@
 import assert from "node:assert/strict";
 import { canonicalRule } from "../../../lib/backends/iptables/canonical_rule.ts";
 import { createFakeIptables, type FakeIptables } from "../../support/fake_iptables.ts";
-import { SEP1, setup, SVC1, twoEndpoints } from "./proxier_fixtures.ts";
+import { fakeWithStaleChains, SEP1, setup, SVC1, twoEndpoints } from "./proxier_fixtures.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";
 
 Deno.test("IptablesProxier.prepareFirstSync() reads the tables once, before the first sync, which uses that read", async () => {
-  const fake = createFakeIptables();
-  fake.restore(
-    "legacy",
-    "IPv4",
-    "*nat\n:KUBE-SVC-OLDOLDOLDOLDOLDO - [0:0]\n:KUBE-SEP-OLDOLDOLDOLDOLDO - [0:0]\n-A KUBE-SVC-OLDOLDOLDOLDOLDO -j KUBE-SEP-OLDOLDOLDOLDOLDO\nCOMMIT\n",
-  );
+  const fake = fakeWithStaleChains();
   const { proxier, chains, rulesOf } = setup(fake);
   const kinds = () => fake.calls.map((c) => c.cmd.replace(/^iptables-legacy-?/, "") || "iptables");
   proxier.prepareFirstSync!();

@@ -47,3 +47,14 @@ export function setup(
 
 /** svc1 with two endpoints. */
 export const twoEndpoints = () => state([sps(svc(), [ep("10.180.0.1"), ep("10.180.0.2")])]);
+
+/** A fake whose legacy nat holds a service chain and its endpoint chain an earlier process left. */
+export function fakeWithStaleChains(): FakeIptables {
+  const fake = createFakeIptables();
+  fake.restore(
+    "legacy",
+    "IPv4",
+    "*nat\n:KUBE-SVC-OLDOLDOLDOLDOLDO - [0:0]\n:KUBE-SEP-OLDOLDOLDOLDOLDO - [0:0]\n-A KUBE-SVC-OLDOLDOLDOLDOLDO -j KUBE-SEP-OLDOLDOLDOLDOLDO\nCOMMIT\n",
+  );
+  return fake;
+}

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { CommandError } from "../../../lib/exec/mod.ts";
 import { createFakeIptables, type FakeIptables } from "../../support/fake_iptables.ts";
-import { SEP1, setup, SVC1, twoEndpoints } from "./proxier_fixtures.ts";
+import { fakeWithStaleChains, SEP1, setup, SVC1, twoEndpoints } from "./proxier_fixtures.ts";
 import { ep, key, sps, state, svc } from "./state_fixtures.ts";
 
 Deno.test("IptablesProxier.sync() does a full sync first and programs the rules", async () => {
@@ -54,12 +54,7 @@ Deno.test("IptablesProxier.sync() deletes the chains of a deleted service", asyn
 });
 
 Deno.test("IptablesProxier.sync() removes stale chains left by an earlier process on a full sync", async () => {
-  const fake = createFakeIptables();
-  fake.restore(
-    "legacy",
-    "IPv4",
-    "*nat\n:KUBE-SVC-OLDOLDOLDOLDOLDO - [0:0]\n:KUBE-SEP-OLDOLDOLDOLDOLDO - [0:0]\n-A KUBE-SVC-OLDOLDOLDOLDOLDO -j KUBE-SEP-OLDOLDOLDOLDOLDO\nCOMMIT\n",
-  );
+  const fake = fakeWithStaleChains();
   const { proxier, chains } = setup(fake);
   await proxier.sync(twoEndpoints());
   assert.ok(!chains().some((c) => c.includes("OLD")));
