@@ -12,12 +12,7 @@ import {
 } from "./api_errors.ts";
 import { type ListPageOptions, listQuery, type ResourceSpec } from "./resources.ts";
 import type { ApiResponse, ApiTransport } from "./transport.ts";
-
-/** A list answer as decoded JSON, not yet checked. */
-export interface ListBody {
-  items?: unknown;
-  metadata?: { resourceVersion?: unknown; continue?: unknown };
-}
+import { type ListText, splitListText } from "./list_items.ts";
 
 /** Turns a non-2xx response into the matching error (Retry-After honoured). */
 export async function responseFailure(
@@ -43,8 +38,11 @@ export interface ListPageRequest {
   readonly page: ListPageOptions;
 }
 
-/** Fetches and decodes one list page; throws the API's error or ApiConnectionError. */
-export async function fetchListPage(req: ListPageRequest): Promise<ListBody> {
+/**
+ * Fetches one list page and splits it into its items (decoded one at a time by the caller);
+ * throws the API's error, ApiConnectionError, or SyntaxError for an answer that is not JSON.
+ */
+export async function fetchListPage(req: ListPageRequest): Promise<ListText> {
   const { clock, signal, label } = req;
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -65,7 +63,7 @@ export async function fetchListPage(req: ListPageRequest): Promise<ListBody> {
     if (response.status !== 200) {
       throw await responseFailure(response, `Cannot list ${label}`, clock);
     }
-    return JSON.parse(await response.text()) as ListBody;
+    return splitListText(await response.text());
   } catch (err) {
     if (timedOut) {
       throw new ApiConnectionError(`Cannot list ${label}: no answer within ${req.timeoutMs} ms`);

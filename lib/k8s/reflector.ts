@@ -17,7 +17,7 @@ import type { EventType } from "../source/mod.ts";
 import { type Clock, sleep, systemClock } from "../sync/mod.ts";
 import { ApiStatusError, isNotServedError, needsRelist, statusError } from "./api_errors.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
-import { diffRelist, objectKey, sameVersion, versionOf } from "./relist_diff.ts";
+import { deletedStub, objectKey, sameVersion, unlistedKeys, versionOf } from "./relist_diff.ts";
 import { stripManagedFields } from "./strip_managed_fields.ts";
 import { fetchListPage, responseFailure } from "./list_page.ts";
 import { type ResourceSpec, watchQuery, watchTimeoutSeconds } from "./resources.ts";
@@ -106,7 +106,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
     expired: 0,
     errors: 0,
   };
-  let cache = new Map<string, string>();
+  const cache = new Map<string, string>();
   let lastRV = "";
   let synced = false;
   /** The last list failed with 410 or a too-large RV: the next list is a consistent read. */
@@ -139,17 +139,24 @@ export function createReflector(options: ReflectorOptions): Reflector {
     }
   }
 
+  /**
+   * Lists the collection (following continue tokens) and hands on each listed object as it is
+   * decoded, unless it is the version already seen; once the list is complete, hands on the
+   * objects it no longer has as deletions. A list that fails half way has handed on, and
+   * cached, only whole objects, so the next list picks up where it stopped.
+   */
   async function list(signal: AbortSignal): Promise<void> {
-    const items: KubeObject[] = [];
+    const listed = new Set<string>();
+    const changesBefore = stats.changes;
     const askedRV = relistResourceVersion();
     const limit = listLimit(askedRV);
     let continueToken = "";
     let resourceVersion = "";
     let pages = 0;
     do {
-      let body;
+      let page;
       try {
-        body = await fetchListPage({
+        page = await fetchListPage({
           transport,
           resource,
           clock,
@@ -164,30 +171,36 @@ export function createReflector(options: ReflectorOptions): Reflector {
         throw err;
       }
       pages++;
-      if (!Array.isArray(body?.items)) {
+      const { rest } = page;
+      if (!Array.isArray(rest?.items)) {
         throw new Error(`Cannot list ${label}: the answer has no "items" array`);
       }
-      for (const item of body.items as KubeObject[]) {
+      for (let i = 0; i < page.count && !signal.aborted; i++) {
+        const item = page.item(i) as KubeObject;
         if (typeof item?.metadata?.name === "string" && item.metadata.name !== "") {
-          items.push(stripManagedFields(item));
+          const object = stripManagedFields(item);
+          listed.add(objectKey(object));
+          apply("ADDED", object);
         } else logger.warn("Skipping a listed object without a name", { kind: resource.kind });
       }
-      const meta = body.metadata ?? {};
+      const meta = (rest.metadata ?? {}) as { continue?: unknown; resourceVersion?: unknown };
       continueToken = typeof meta.continue === "string" ? meta.continue : "";
       resourceVersion = typeof meta.resourceVersion === "string" ? meta.resourceVersion : "";
     } while (continueToken !== "" && !signal.aborted);
     if (signal.aborted) return;
     if (askedRV === "0" && pages > 1) paginatedResult = true;
     lastRVUnavailable = false;
-    const { changes, next } = diffRelist(cache, items);
-    cache = next;
+    for (const key of unlistedKeys(cache, listed)) {
+      const stub = deletedStub(key, cache.get(key)!);
+      cache.delete(key);
+      emit("DELETED", stub);
+    }
     lastRV = resourceVersion;
     stats.lists++;
-    for (const change of changes) emit(change.type, change.object);
     logger.debug(2, "Listed objects", {
       kind: resource.kind,
       objects: cache.size,
-      changes: changes.length,
+      changes: stats.changes - changesBefore,
       resourceVersion,
       pages,
     });

@@ -41,33 +41,13 @@ export function deletedStub(key: string, resourceVersion: string): KubeObject {
   return { metadata };
 }
 
-/** One change found by diffRelist. */
-export interface CacheChange<T extends KubeObject> {
-  readonly type: "ADDED" | "MODIFIED" | "DELETED";
-  readonly object: T | KubeObject;
-}
-
 /**
- * Compares a complete list with the versions seen so far. Returns the changes (additions and
- * version changes in list order, then deletions in key order, as stubs) and the new versions.
+ * The keys seen before that a complete list no longer has, in key order: the list's deletions.
+ * (The list's additions and version changes are found object by object, as it is decoded.)
  */
-export function diffRelist<T extends KubeObject>(
+export function unlistedKeys(
   versions: ReadonlyMap<string, string>,
-  items: readonly T[],
-): { changes: CacheChange<T>[]; next: Map<string, string> } {
-  const listed = new Map<string, T>();
-  for (const item of items) listed.set(objectKey(item), item); // a duplicate: the last one wins
-  const next = new Map<string, string>();
-  const changes: CacheChange<T>[] = [];
-  for (const [key, item] of listed) {
-    next.set(key, versionOf(item));
-    const seen = versions.get(key);
-    if (seen === undefined) changes.push({ type: "ADDED", object: item });
-    else if (!sameVersion(seen, item)) changes.push({ type: "MODIFIED", object: item });
-  }
-  const gone = [...versions.keys()].filter((k) => !listed.has(k)).sort();
-  for (const key of gone) {
-    changes.push({ type: "DELETED", object: deletedStub(key, versions.get(key)!) });
-  }
-  return { changes, next };
+  listed: ReadonlySet<string>,
+): string[] {
+  return [...versions.keys()].filter((k) => !listed.has(k)).sort();
 }
