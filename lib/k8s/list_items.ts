@@ -62,7 +62,6 @@ function findItems(text: string): ItemsArray | undefined {
   let lastString = "";
   let key = "";
   let elementStart = -1;
-  let afterComma = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (isSpace(c)) continue;
@@ -72,12 +71,14 @@ function findItems(text: string): ItemsArray | undefined {
         if (elementStart < 0) throw new SyntaxError(`Unexpected "," in JSON at position ${i}`);
         current.spans.push(elementStart, i);
         elementStart = -1;
-        afterComma = true;
         continue;
       }
       if (c === CLOSE_BRACKET) {
+        // Every comma closed an element, so with none open now, any element means a trailing one.
         if (elementStart >= 0) current.spans.push(elementStart, i);
-        else if (afterComma) throw new SyntaxError(`Unexpected "]" in JSON at position ${i}`);
+        else if (current.spans.length > 0) {
+          throw new SyntaxError(`Unexpected "]" in JSON at position ${i}`);
+        }
         current.close = i;
         found = current;
         current = undefined;
@@ -94,7 +95,6 @@ function findItems(text: string): ItemsArray | undefined {
       if (depth === 1 && c === OPEN_BRACKET && key === "items" && stack[0] === OPEN_BRACE) {
         current = { open: i, close: -1, spans: [] };
         elementStart = -1;
-        afterComma = false;
       }
       stack.push(c);
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
