@@ -4,11 +4,9 @@
  * alone, or the in-cluster service account when neither is given. Auth (token, token file,
  * client certificate, exec plugins) and TLS are kube_config.ts's lean KubeConfig.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { errorMessage } from "../log/mod.ts";
-import { type Cluster, KubeConfig, type User } from "./kube_config.ts";
-import { tokenFileUsers } from "./token_file.ts";
+import { type Cluster, KubeConfig } from "./kube_config.ts";
 
 /** Where client-node (and the kubelet) put the service-account token and CA in a pod. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -61,11 +59,9 @@ function withServer(cluster: Cluster, server: string): Cluster {
 }
 
 function loadFile(path: string, master: string): KubeConfig {
-  let text: string;
   let kc: KubeConfig;
   try {
-    text = readFileSync(path, "utf-8");
-    kc = KubeConfig.parse(text, dirname(path));
+    kc = KubeConfig.parse(Deno.readTextFileSync(path), dirname(path));
   } catch (err) {
     throw new Error(`Cannot load --kubeconfig "${path}": ${errorMessage(err)}`);
   }
@@ -83,20 +79,21 @@ function loadFile(path: string, master: string): KubeConfig {
         `"${context.cluster}", which is not defined`,
     );
   }
-  const tokenFiles = tokenFileUsers(text, path);
-  const users = kc.getUsers().map((u): User => {
-    const tokenFile = tokenFiles.get(u.name);
-    if (tokenFile === undefined) return u;
-    const { token: _once, ...rest } = u;
-    return { ...rest, authProvider: { name: "tokenFile", config: { tokenFile } } };
-  });
   const server = master === "" ? "" : parseMasterUrl(master);
   return kc.with({
     clusters: kc.getClusters().map((c) =>
       server !== "" && c.name === cluster.name ? withServer(c, server) : c
     ),
-    users,
   });
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function loadMasterOnly(master: string): KubeConfig {
@@ -119,7 +116,7 @@ function loadInCluster(choice: KubeConfigChoice): KubeConfig {
   }
   const prefix = choice.serviceAccountPrefix ?? "";
   const token = `${prefix}${SERVICE_ACCOUNT_DIR}/token`;
-  if (!existsSync(token)) {
+  if (!exists(token)) {
     throw new Error(
       `Cannot use the in-cluster configuration: service-account token "${token}" does not exist`,
     );

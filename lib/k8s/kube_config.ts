@@ -2,21 +2,20 @@
  * The part of client-node's KubeConfig we use (current context, cluster, user, and the TLS
  * material and headers a request needs), loading only what is used: `import
  * "@kubernetes/client-node"` loads the whole generated API (~85 MB resident, most of start-up),
- * and so does its config.js. client-node's own small modules still do the parsing of the
- * kubeconfig entries (config_types.js) and exec credential plugins (exec_auth.js); a token file
- * is re-read as client-go does (token_file.ts). Only a user with a legacy auth-provider (oidc,
- * gcp, azure) loads the full client-node, at its first request.
+ * and so does its config.js. The entries are read by kubeconfig_entries.ts in client-node's
+ * shapes; client-node's exec_auth.js runs exec credential plugins, loaded at the first request of
+ * a user that has one (it brings node:child_process); a token file is re-read as client-go does
+ * (token_file.ts). Only a user with a legacy auth-provider (oidc, gcp, azure) loads the full
+ * client-node, at its first request.
  */
-import { readFileSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
 import type { Cluster, Context, User } from "@kubernetes/client-node/dist/config_types.js";
-import { newClusters, newContexts, newUsers } from "@kubernetes/client-node/dist/config_types.js";
-import { ExecAuth } from "@kubernetes/client-node/dist/exec_auth.js";
+import type { ExecAuth } from "@kubernetes/client-node/dist/exec_auth.js";
 import { parse } from "yaml";
 import { type Clock, systemClock } from "../sync/mod.ts";
+import { type KubeConfigEntries, kubeConfigEntries } from "./kubeconfig_entries.ts";
 import { TokenFileSource } from "./token_file.ts";
 
-export type { Cluster, Context, User };
+export type { Cluster, Context, KubeConfigEntries, User };
 
 /** What a request needs, in https.RequestOptions' shape (as client-node fills it in). */
 export interface HttpsOptions {
@@ -30,14 +29,6 @@ export interface HttpsOptions {
   servername?: string;
 }
 
-/** The entries of a kubeconfig, as client-node's loadFromOptions takes them. */
-export interface KubeConfigEntries {
-  readonly clusters: readonly Cluster[];
-  readonly contexts: readonly Context[];
-  readonly users: readonly User[];
-  readonly currentContext: string;
-}
-
 /** Options of the KubeConfig constructor. */
 export interface KubeConfigOptions {
   /** When token files were read; they are read again a minute later. Default systemClock. */
@@ -48,20 +39,16 @@ export interface KubeConfigOptions {
 const LEAN_AUTH_PROVIDERS = new Set(["tokenFile", "exec"]);
 
 function bytesFromFileOrData(file: string | undefined, data: string | undefined) {
-  if (file) return readFileSync(file);
+  if (file) return Deno.readFileSync(file);
   if (data) return Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
   return undefined;
-}
-
-function absolute(root: string, file: string): string {
-  return isAbsolute(file) ? file : join(root, file);
 }
 
 /** A loaded kubeconfig: its entries, and the credentials of its current context. */
 export class KubeConfig {
   readonly #entries: KubeConfigEntries;
   readonly #clock: Clock;
-  #exec = new ExecAuth();
+  #exec: Promise<ExecAuth> | undefined;
   readonly #tokenFiles = new Map<string, TokenFileSource>();
   #full: Promise<{ applyToHTTPSOptions(opts: unknown): Promise<void> }> | undefined;
 
@@ -71,28 +58,11 @@ export class KubeConfig {
   }
 
   /**
-   * Parses kubeconfig YAML with client-node's entry parsers (so field names and checks are
-   * KubeConfig's); relative files are resolved against `rootDirectory`, as loadFromFile does.
+   * Parses kubeconfig YAML into client-node's entry shapes (kubeconfig_entries.ts); relative
+   * files are resolved against `rootDirectory`, as client-go does.
    */
   static parse(text: string, rootDirectory: string, options: KubeConfigOptions = {}): KubeConfig {
-    const doc = (parse(text) ?? {}) as Record<string, unknown>;
-    if (typeof doc !== "object") throw new Error("Expected a YAML mapping");
-    const clusters = newClusters(doc.clusters).map((c): Cluster =>
-      c.caFile ? { ...c, caFile: absolute(rootDirectory, c.caFile) } : c
-    );
-    const users = newUsers(doc.users).map((u): User => {
-      const out = { ...u };
-      if (u.certFile) out.certFile = absolute(rootDirectory, u.certFile);
-      if (u.keyFile) out.keyFile = absolute(rootDirectory, u.keyFile);
-      return out;
-    });
-    const current = doc["current-context"];
-    return new KubeConfig({
-      clusters,
-      contexts: newContexts(doc.contexts),
-      users,
-      currentContext: typeof current === "string" ? current : "",
-    }, options);
+    return new KubeConfig(kubeConfigEntries(parse(text), rootDirectory), options);
   }
 
   /** A config with one cluster and one user, as client-node's loadFromClusterAndUser. */
@@ -146,7 +116,7 @@ export class KubeConfig {
    * asks again: what client-go does when the server answers 401.
    */
   invalidateCredentials(): void {
-    this.#exec = new ExecAuth();
+    this.#exec = undefined;
     for (const source of this.#tokenFiles.values()) source.invalidate();
   }
 
@@ -174,9 +144,12 @@ export class KubeConfig {
       | { name?: string; config?: Record<string, unknown> }
       | undefined;
     const tokenFile = provider?.config?.tokenFile;
-    if (this.#exec.isAuthProvider(user)) {
+    if (user.exec || provider?.name === "exec" || provider?.config?.exec) {
+      this.#exec ??= import("@kubernetes/client-node/dist/exec_auth.js").then((m) =>
+        new m.ExecAuth()
+      );
       // deno-lint-ignore no-explicit-any
-      await this.#exec.applyAuthentication(user, opts as any);
+      await (await this.#exec).applyAuthentication(user, opts as any);
     } else if (typeof tokenFile === "string" && tokenFile !== "") {
       let source = this.#tokenFiles.get(tokenFile);
       if (!source) {

@@ -1,12 +1,10 @@
 /**
  * Token files. client-go's kubeconfig field is `tokenFile` and it re-reads the file (service-
  * account tokens are rotated); client-node 2.0.1 ignores `tokenFile` and reads its own
- * `token-file` spelling once. tokenFileUsers finds both so the loader can turn them into a
- * `tokenFile` auth provider, which TokenFileSource serves: re-read once a minute as client-go's
- * cached file token source does, and at once after a 401.
+ * `token-file` spelling once. kubeconfig_entries.ts turns either into a `tokenFile` auth
+ * provider, which TokenFileSource serves: re-read once a minute as client-go's cached file token
+ * source does, and at once after a 401.
  */
-import { dirname, isAbsolute, join } from "node:path";
-import { parse } from "yaml";
 import { type Clock, systemClock } from "../sync/mod.ts";
 
 /** How long a token read from a file is used before the file is read again (client-go's). */
@@ -53,30 +51,4 @@ export class TokenFileSource {
   invalidate(): void {
     this.#readAt = -Infinity;
   }
-}
-
-/** User name → absolute token file path, for users with a token file and no inline token. */
-export function tokenFileUsers(
-  kubeconfigText: string,
-  kubeconfigPath: string,
-): Map<string, string> {
-  const found = new Map<string, string>();
-  let doc: unknown;
-  try {
-    doc = parse(kubeconfigText);
-  } catch {
-    return found; // client-node already reported the parse error when it loaded the file
-  }
-  const users = (doc as { users?: unknown } | null)?.users;
-  if (!Array.isArray(users)) return found;
-  for (const entry of users) {
-    const name = entry?.name;
-    const user = entry?.user;
-    if (typeof name !== "string" || typeof user !== "object" || user === null) continue;
-    if (typeof user.token === "string" && user.token !== "") continue;
-    const file = user.tokenFile ?? user["token-file"];
-    if (typeof file !== "string" || file === "") continue;
-    found.set(name, isAbsolute(file) ? file : join(dirname(kubeconfigPath), file));
-  }
-  return found;
 }

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { loadKubeConfig, resolveCredentials } from "../../lib/k8s/mod.ts";
-import { tokenFileUsers } from "../../lib/k8s/token_file.ts";
 
 /** kubeadm's kube-proxy kubeconfig shape: the user names a (rotated) token file. */
 function kubeconfig(user: string): string {
@@ -37,29 +36,11 @@ Deno.test("loadKubeConfig() sends the token of a kubeconfig tokenFile (client-go
 });
 
 Deno.test("loadKubeConfig() also accepts client-node's token-file spelling", async () => {
-  // client-node reads this spelling itself at load time, relative to the working directory.
   assert.equal(await authorization("{token-file: $DIR/token}"), "Bearer from-file");
+  // Relative to the kubeconfig (client-go), not to the working directory (client-node).
+  assert.equal(await authorization("{token-file: token}"), "Bearer from-file");
 });
 
 Deno.test("loadKubeConfig() lets an inline token win over a token file, as client-go does", async () => {
   assert.equal(await authorization("{token: inline, tokenFile: token}"), "Bearer inline");
-});
-
-Deno.test("tokenFileUsers() resolves relative paths next to the kubeconfig and skips the rest", () => {
-  const users = tokenFileUsers(
-    `users:
-- name: a
-  user: {tokenFile: sa/token}
-- name: b
-  user: {tokenFile: /abs/token}
-- name: c
-  user: {token: t, tokenFile: x}
-- name: d
-  user: {client-certificate: c.crt}
-- bogus
-`,
-    "/etc/kubernetes/kube-proxy.conf",
-  );
-  assert.deepEqual([...users], [["a", "/etc/kubernetes/sa/token"], ["b", "/abs/token"]]);
-  assert.deepEqual([...tokenFileUsers("users: [", "/x")], []);
 });
