@@ -43,6 +43,13 @@ export interface MemoryReclaimer {
    * services went from ~350-400 MB to ~255-290 MB.
    */
   beforeSync(): void;
+  /**
+   * The initial lists are in but the first sync still waits for the backends' start-up reads
+   * (iptables-nft reads its whole nat table then): collect the lists' garbage now, so that the
+   * reads do not pile theirs on top of it and set off V8's own full collection at the height of
+   * both. beforeSync() collects again once the reads are done.
+   */
+  beforeFirstReads(): void;
 }
 
 /**
@@ -90,6 +97,9 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
       if (phase === "quiet") schedule();
     },
     stop,
+    beforeFirstReads() {
+      if (phase === "first") first?.();
+    },
     beforeSync() {
       stop();
       phase = "syncing";

@@ -86,12 +86,14 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   // paces only the canary check below and the retry of a failed sync.
   /** The backends' start-up reads (see ProxyBackend.prepareFirstSync), once started. */
   let firstReads: Promise<void> | undefined;
+  let firstReadsPending = false;
   const runner = new BoundedFrequencyRunner({
     name: "sync-runner",
     fn: async () => {
       try {
         await options.syncAfter;
         // The first sync's reads (if it waits for them) are done before the collection below.
+        if (firstReadsPending && tracker.isSynced()) reclaimer.beforeFirstReads();
         await firstReads;
         if (tracker.isSynced()) reclaimer.beforeSync();
         await syncProxyRules();
@@ -163,10 +165,11 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       for (const { backend } of backends) backend.start?.(signal);
       // The first sync's reads of the kernel run while the lists come in, once the start-up
       // housekeeping (which may remove other modes' rules) is done.
+      firstReadsPending = true;
       firstReads = Promise.resolve(options.syncAfter).then(async () => {
         if (signal.aborted) return;
         await Promise.all(backends.map(({ backend }) => backend.prepareFirstSync?.()));
-      }, () => {});
+      }, () => {}).finally(() => firstReadsPending = false);
       watchCanaries(signal);
       signal.addEventListener("abort", () => reclaimer.stop());
       await source.start(signal);

@@ -176,6 +176,9 @@ async function readLines(
 ): Promise<CommandOutput> {
   const stderr = new Response(child.stderr).text();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  // Kept lines are joined once at the end: appended one by one they made a rope of two small
+  // objects per line that also kept every piece of output they were cut from alive.
+  const kept: string[] = [];
   let stdout = "";
   let pending = "";
   let stopped = false;
@@ -186,7 +189,7 @@ async function readLines(
     let start = 0;
     for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n", start)) {
       const line = pending.slice(start, nl);
-      if (keep?.(line) === true) stdout += pending.slice(start, nl + 1);
+      if (keep?.(line) === true) kept.push(line);
       start = nl + 1;
       if (stop(line)) {
         stopped = true;
@@ -198,6 +201,8 @@ async function readLines(
     pending = pending.slice(start);
     if (stopped) break;
   }
+  if (kept.length > 0) stdout = kept.join("\n") + "\n";
+  kept.length = 0;
   if (stopped) {
     await reader.cancel().catch(() => {});
     const lingering = setTimeout(() => child.kill("SIGKILL"), 1_000);

@@ -94,6 +94,24 @@ Deno.test("memory reclaimer collects once before the first sync, never again", (
   assert.equal(quiet, 0, "the quiet-time collection is a separate one");
 });
 
+Deno.test("memory reclaimer also collects before slow start-up reads, only before the first sync", () => {
+  const clock = new FakeClock();
+  let before = 0;
+  const r = createMemoryReclaimer({
+    clock,
+    collect: () => {},
+    collectBeforeFirstSync: () => before++,
+  });
+  r.beforeFirstReads();
+  assert.equal(before, 1, "the lists' garbage, while the reads run");
+  r.beforeSync();
+  assert.equal(before, 2, "the reads' garbage, right before the first sync");
+  r.synced();
+  r.beforeFirstReads();
+  r.beforeSync();
+  assert.equal(before, 2, "never after the first sync");
+});
+
 Deno.test("memory reclaimer collects after a relist, but never during a sync", async () => {
   const { clock, collectedAt, r } = recordingReclaimer(2_000);
   r.listed(); // the initial lists: the first sync's own collection covers them
