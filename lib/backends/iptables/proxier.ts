@@ -12,7 +12,7 @@ import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { ChainNameCache } from "./chain_name_cache.ts";
-import { KUBE_PROXY_CANARY, KUBE_SERVICES } from "./chain_names.ts";
+import { KUBE_PROXY_CANARY } from "./chain_names.ts";
 import {
   IPTABLES_WAIT_ARGS,
   iptablesBinaries,
@@ -119,7 +119,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
    * once a previous run's KUBE-SERVICES is there; on a new node everything is written.
    */
   const keptFromBefore = (kernel: KernelChains | undefined) => {
-    if (kernel === undefined || !kernel.has(KUBE_SERVICES)) return undefined;
+    if (kernel === undefined || !kernel.declaresServices) return undefined;
     const held = (lines: readonly string[]) => heldAsRendered(lines, kernel, options.family);
     return {
       /** Adds to `include` the owners in `lines` whose chains the kernel lacks or differ. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  chainDigest,
   collectKernelChains,
   heldAsRendered,
   type KernelChains,
@@ -45,13 +46,20 @@ const SEP_A = [
 Deno.test("collectKernelChains() digests iptables-save and iptables -S alike, empty chains too", () => {
   const saved = collect(SAVE);
   assert.deepEqual(saved, collect(LISTED));
-  assert.deepEqual([...saved.keys()].sort(), [
-    "KUBE-EMPTY",
-    "KUBE-SEP-A",
-    "KUBE-SVC-B",
-    "PREROUTING",
-  ]);
-  assert.notEqual(saved.get("KUBE-EMPTY"), saved.get("KUBE-SVC-B"));
+  assert.deepEqual(
+    saved.digests,
+    new Set([
+      chainDigest("PREROUTING", ["-A PREROUTING -j KUBE-SERVICES"]),
+      chainDigest("KUBE-SEP-A", SAVE.split("\n").filter((l) => l.startsWith("-A KUBE-SEP-A"))),
+      chainDigest("KUBE-SVC-B", ["-A KUBE-SVC-B -j KUBE-SEP-A"]),
+      chainDigest("KUBE-EMPTY", []),
+    ]),
+  );
+  assert.equal(saved.declaresServices, false);
+  assert.equal(collect(`${LISTED}\n-N KUBE-SERVICES`).declaresServices, true);
+  assert.equal(collect(SAVE.replace(":KUBE-EMPTY", ":KUBE-SERVICES")).declaresServices, true);
+  // The name counts: two empty chains, or two chains with the same rules, differ.
+  assert.notEqual(chainDigest("KUBE-EMPTY", []), chainDigest("KUBE-OTHER", []));
 });
 
 Deno.test("heldAsRendered() is true only when every chain is there with the same rules", () => {
