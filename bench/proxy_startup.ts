@@ -7,6 +7,7 @@
  * the first "SyncProxyRules complete", and reads the process's VmRSS/VmHWM. Needs root, socat,
  * iproute2 and iptables-legacy (iptables-nft for an nft lab). Relies only on the program's stable CLI and log lines.
  */
+import { denoInfo } from "../scripts/build.ts";
 import { proxyRunArgs, spawnInNamespace } from "../scripts/netns/mod.ts";
 import {
   exposeInNamespace,
@@ -31,6 +32,12 @@ export interface StartupFigures {
   readonly idleCpuMs: number;
   /** VmHWM (peak resident) at that time, kB. */
   readonly peakRssKb: number;
+  /**
+   * Of the resident memory at that time, the pages of files in DENO_DIR (Deno's SQLite caches
+   * of module analysis, mapped by `deno run`; a `deno compile`d binary maps none), kB. They vary
+   * with where a checkout's entries sit in those files: 0.2-1.0 MB here.
+   */
+  readonly denoDirRssKb: number;
 }
 
 /** A namespace + API server + bridge + kubeconfig for N services. */
@@ -109,6 +116,25 @@ function memory(pid: number): { rss: number; hwm: number } {
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
 }
 
+/** Resident kB of the mappings of `pid` whose file lies under `dir`. */
+export function residentUnderKb(pid: number, dir: string): number {
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  let inside = false;
+  let total = 0;
+  for (const line of Deno.readTextFileSync(`/proc/${pid}/smaps`).split("\n")) {
+    const mapping = line.match(/^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/);
+    if (mapping) {
+      inside = mapping[1]!.startsWith(prefix);
+      continue;
+    }
+    const rss = inside ? line.match(/^Rss:\s+(\d+)/) : null;
+    if (rss) total += Number(rss[1]);
+  }
+  return total;
+}
+
+let denoDir: Promise<string> | undefined;
+
 /**
  * Starts the program once, waits for its first complete sync, measures, and stops it;
  * `extraArgs` come after the defaults (e.g. `--proxy-mode=nftables`); each wait for a log
@@ -145,10 +171,14 @@ export async function startOnce(
     const completeMs = performance.now() - start;
     if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
     const { rss, hwm } = memory(proc.pid);
+    const denoDirRssKb = residentUnderKb(
+      proc.pid,
+      await (denoDir ??= denoInfo().then((i) => i.denoDir)),
+    );
     const cpuBefore = cpuMs(proc.pid);
     if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
     const idleCpuMs = cpuMs(proc.pid) - cpuBefore;
-    return { listsMs, completeMs, settledRssKb: rss, peakRssKb: hwm, idleCpuMs };
+    return { listsMs, completeMs, settledRssKb: rss, peakRssKb: hwm, denoDirRssKb, idleCpuMs };
   } catch (err) {
     console.error(proc.output().slice(-4000));
     throw err;

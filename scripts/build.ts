@@ -182,7 +182,8 @@ async function denortReachable(url: string): Promise<string | null> {
   }
 }
 
-async function denoInfo(): Promise<{ denoDir: string; npmCache: string }> {
+/** DENO_DIR and the npm cache of this deno, from `deno info --json`. */
+export async function denoInfo(): Promise<{ denoDir: string; npmCache: string }> {
   const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"] }).output();
   const info = JSON.parse(new TextDecoder().decode(out.stdout));
   if (typeof info.denoDir !== "string" || typeof info.npmCache !== "string") {
