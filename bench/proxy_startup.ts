@@ -76,6 +76,11 @@ export async function createStartupLab(
   };
   globalThis.addEventListener("unload", () => {
     new Deno.Command("ip", { args: ["netns", "del", ns] }).outputSync();
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // already removed by close()
+    }
   });
   try {
     const pki = await testPki();

@@ -204,8 +204,11 @@ async function readLines(
   if (kept.length > 0) stdout = kept.join("\n") + "\n";
   kept.length = 0;
   if (stopped) {
+    // Ended at once rather than left to die of a closed pipe: iptables-legacy-save fetches and
+    // formats a whole table before its next write fails (~0.2 s of a core at 1,000 services).
     await reader.cancel().catch(() => {});
-    const lingering = setTimeout(() => child.kill("SIGKILL"), 1_000);
+    end(child, "SIGTERM");
+    const lingering = setTimeout(() => end(child, "SIGKILL"), 1_000);
     await child.status;
     clearTimeout(lingering);
     return { code: 0, stdout, stderr: await stderr };
@@ -213,6 +216,15 @@ async function readLines(
   const status = await child.status;
   const last = keep === undefined || (pending !== "" && keep(pending)) ? pending : "";
   return { code: status.code, stdout: stdout + last, stderr: await stderr };
+}
+
+/** Sends `signal` to a child that may already have exited. */
+function end(child: Deno.ChildProcess, signal: Deno.Signal): void {
+  try {
+    child.kill(signal);
+  } catch {
+    // it already exited
+  }
 }
 
 /** Runs a command and throws CommandError when it exits non-zero. */

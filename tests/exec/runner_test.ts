@@ -129,6 +129,23 @@ Deno.test("denoCommandRunner stops reading at the line stdoutUntil accepts, ends
   assert.ok(performance.now() - started < 20_000);
 });
 
+Deno.test("denoCommandRunner ends the command as soon as stdoutUntil accepts, not when its next write fails", async () => {
+  // Like iptables-legacy-save fetching its next table: silent work after the line read last.
+  const dir = await Deno.makeTempDir({ prefix: "kw-until-" });
+  try {
+    const out = await denoCommandRunner({
+      cmd: "sh",
+      args: ["-c", `echo first; sleep 0.3; touch ${dir}/went-on; echo second`],
+      stdoutUntil: (line) => line === "first",
+    });
+    assert.equal(out.stdout, "first\n");
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(await Deno.stat(`${dir}/went-on`).then(() => true, () => false), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("denoCommandRunner returns the whole output and the exit code when stdoutUntil never accepts", async () => {
   const out = await denoCommandRunner({
     cmd: "sh",
