@@ -61,19 +61,32 @@ Deno.test("sha256() hashes the UTF-8 bytes of any string, as node:crypto does", 
   }
 });
 
+/** base32 of node:crypto's SHA-256, written out bit by bit. */
+function referenceBase32(input: string): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let bits = "";
+  for (const b of createHash("sha256").update(input).digest()) {
+    bits += b.toString(2).padStart(8, "0");
+  }
+  let out = "";
+  for (let i = 0; i + 5 <= bits.length; i += 5) out += alphabet[parseInt(bits.slice(i, i + 5), 2)];
+  return out;
+}
+
 Deno.test("nameHash() keeps upstream's chain names (base32 of the SHA-256, cut)", () => {
   // KUBE-SVC- + hash of "ns1/svc1:p80" + "tcp", as upstream's servicePortChainName makes it.
   const input = "ns1/svc1:p80tcp";
-  const full = [...createHash("sha256").update(input).digest()];
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  let bits = "";
-  for (const b of full) bits += b.toString(2).padStart(8, "0");
-  let expected = "";
-  for (let i = 0; i + 5 <= bits.length; i += 5) {
-    expected += alphabet[parseInt(bits.slice(i, i + 5), 2)];
+  assert.equal(nameHash(input, 16), referenceBase32(input).slice(0, 16));
+  assert.equal(nameHash(input, 8), referenceBase32(input).slice(0, 8));
+  // Every cut of the 51 whole characters, with and without a prefix, for assorted inputs.
+  for (let i = 0; i < 40; i++) {
+    const input = `ns${i}/svc-${"x".repeat(i * 7)}:p${i}tcp10.${i}.0.1:80`;
+    const expected = referenceBase32(input);
+    for (let length = 1; length <= 51; length++) {
+      assert.equal(nameHash(input, length), expected.slice(0, length), `${input} ${length}`);
+      assert.equal(nameHash(input, length, "KUBE-FW-"), "KUBE-FW-" + expected.slice(0, length));
+    }
   }
-  assert.equal(nameHash(input, 16), expected.slice(0, 16));
-  assert.equal(nameHash(input, 8), expected.slice(0, 8));
 });
 
 Deno.test("nameHash() puts a prefix before the hash, for iptables' 16 and nftables' 8 characters", () => {
