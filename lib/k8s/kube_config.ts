@@ -144,6 +144,7 @@ export class KubeConfig {
       | { name?: string; config?: Record<string, unknown> }
       | undefined;
     const tokenFile = provider?.config?.tokenFile;
+    // ExecAuth.isAuthProvider's test, asked before exec_auth.js is loaded.
     if (user.exec || provider?.name === "exec" || provider?.config?.exec) {
       this.#exec ??= import("@kubernetes/client-node/dist/exec_auth.js").then((m) =>
         new m.ExecAuth()

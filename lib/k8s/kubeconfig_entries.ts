@@ -43,13 +43,25 @@ function list(doc: Mapping, key: string): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-/** The named part of entry `i` (`cluster`, `context`), throwing as client-node does. */
-function named(kind: string, part: string, entry: unknown, i: number): [string, Mapping] {
+/** The name of entry `i` and the entry, throwing as client-node does when it has none. */
+function entryName(kind: string, entry: unknown, i: number): [string, Mapping] {
   const name = isMapping(entry) ? text(entry, "name") : undefined;
   if (name === undefined) throw new Error(`${kind}[${i}].name is missing`);
-  const body = (entry as Mapping)[part];
+  return [name, entry as Mapping];
+}
+
+/** The named part of entry `i` (`cluster`, `context`), throwing as client-node does. */
+function named(kind: string, part: string, entry: unknown, i: number): [string, Mapping] {
+  const [name, mapping] = entryName(kind, entry, i);
+  const body = mapping[part];
   if (!isMapping(body)) throw new Error(`${kind}[${i}].${part} is missing`);
   return [name, body];
+}
+
+/** Sets each field of `fields` whose value is defined (absent fields stay absent). */
+function setDefined<T>(out: T, fields: readonly [keyof T, T[keyof T] | undefined][]): T {
+  for (const [key, value] of fields) if (value !== undefined) out[key] = value;
+  return out;
 }
 
 function parseCluster(entry: unknown, i: number, root: string): Cluster {
@@ -61,15 +73,12 @@ function parseCluster(entry: unknown, i: number, root: string): Cluster {
     server: server.replace(/\/$/, ""),
     skipTLSVerify: cluster["insecure-skip-tls-verify"] === true,
   };
-  const caData = text(cluster, "certificate-authority-data");
-  const caFile = absolute(root, text(cluster, "certificate-authority"));
-  const tlsServerName = text(cluster, "tls-server-name");
-  const proxyUrl = text(cluster, "proxy-url");
-  if (caData !== undefined) out.caData = caData;
-  if (caFile !== undefined) out.caFile = caFile;
-  if (tlsServerName !== undefined) out.tlsServerName = tlsServerName;
-  if (proxyUrl !== undefined) out.proxyUrl = proxyUrl;
-  return out;
+  return setDefined(out, [
+    ["caData", text(cluster, "certificate-authority-data")],
+    ["caFile", absolute(root, text(cluster, "certificate-authority"))],
+    ["tlsServerName", text(cluster, "tls-server-name")],
+    ["proxyUrl", text(cluster, "proxy-url")],
+  ]);
 }
 
 function parseContext(entry: unknown, i: number): Context {
@@ -83,13 +92,12 @@ function parseContext(entry: unknown, i: number): Context {
 }
 
 function parseUser(entry: unknown, i: number, root: string): User {
-  const name = isMapping(entry) ? text(entry, "name") : undefined;
-  if (name === undefined) throw new Error(`users[${i}].name is missing`);
-  const user = isMapping((entry as Mapping).user) ? (entry as Mapping).user as Mapping : {};
+  const [name, mapping] = entryName("users", entry, i);
+  const user = isMapping(mapping.user) ? mapping.user : {};
   const out: { -readonly [K in keyof User]: User[K] } = { name };
   const token = text(user, "token");
   const tokenFile = absolute(root, text(user, "tokenFile") ?? text(user, "token-file"));
-  const fields: [keyof User, string | undefined][] = [
+  setDefined(out, [
     ["certData", text(user, "client-certificate-data")],
     ["certFile", absolute(root, text(user, "client-certificate"))],
     ["keyData", text(user, "client-key-data")],
@@ -98,8 +106,7 @@ function parseUser(entry: unknown, i: number, root: string): User {
     ["username", text(user, "username")],
     ["password", text(user, "password")],
     ["impersonateUser", text(user, "as")],
-  ];
-  for (const [key, value] of fields) if (value !== undefined) out[key] = value;
+  ]);
   if (user.exec !== undefined && user.exec !== null) out.exec = user.exec;
   if (token === undefined && tokenFile !== undefined) {
     out.authProvider = { name: "tokenFile", config: { tokenFile } };

@@ -6,16 +6,29 @@ interface InfoModule {
   dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
 }
 
+/** `deno info --json` of main.ts. */
+interface ModuleGraph {
+  roots: string[];
+  modules: InfoModule[];
+  redirects: Record<string, string>;
+}
+
+let graph: Promise<ModuleGraph> | undefined;
+
+/** main.ts's module graph, asked of `deno info` once for every test here. */
+function mainGraph(): Promise<ModuleGraph> {
+  return graph ??= (async () => {
+    const main = new URL("../../main.ts", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", main] })
+      .output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    return JSON.parse(new TextDecoder().decode(out.stdout)) as ModuleGraph;
+  })();
+}
+
 /** The non-file modules main.ts loads: at start-up only, or with every lazy import too. */
 async function programImports(withDynamic: boolean): Promise<string[]> {
-  const main = new URL("../../main.ts", import.meta.url).pathname;
-  const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", main] }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-    roots: string[];
-    modules: InfoModule[];
-    redirects: Record<string, string>;
-  };
+  const info = await mainGraph();
   const modules = new Map(info.modules.map((m) => [m.specifier, m]));
   const seen = new Set<string>();
   const pending = [...info.roots];
