@@ -11,7 +11,7 @@ import type { IPFamily, ProxyState, ProxyTracker } from "../proxy/mod.ts";
 import { createProxyHealth, type ProxyHealth } from "../server/mod.ts";
 import type { ObjectEvent, ObjectKind, ObjectSink, ObjectSource } from "../source/mod.ts";
 import { BoundedFrequencyRunner, type Clock, systemClock } from "../sync/mod.ts";
-import { createMemoryReclaimer } from "./memory_reclaim.ts";
+import { createMemoryReclaimer, type MemoryReclaimerOptions } from "./memory_reclaim.ts";
 import type { StateIntake } from "./state_intake.ts";
 import { createSyncProxyRules } from "./sync_proxy_rules.ts";
 
@@ -38,10 +38,8 @@ export interface ProxyAppOptions {
   readonly onApplied?: (states: readonly ProxyState[]) => Promise<void>;
   /** Syncs wait for this (start-up housekeeping that removes other modes' rules). */
   readonly syncAfter?: Promise<void>;
-  /** Runs a full garbage collection once syncs go quiet; default V8's exposed `gc()`. */
-  readonly collectGarbage?: () => void;
-  /** Runs a garbage collection before the first sync; default V8's exposed regular `gc()`. */
-  readonly collectBeforeFirstSync?: () => void;
+  /** When and how garbage is collected (see createMemoryReclaimer); default V8's exposed `gc()`. */
+  readonly memory?: Omit<MemoryReclaimerOptions, "clock">;
 }
 
 /** The assembled proxy. Nothing runs until start(). */
@@ -75,13 +73,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     ...(options.onApplied ? { onApplied: options.onApplied } : {}),
   });
 
-  const reclaimer = createMemoryReclaimer({
-    clock,
-    ...(options.collectGarbage ? { collect: options.collectGarbage } : {}),
-    ...(options.collectBeforeFirstSync
-      ? { collectBeforeFirstSync: options.collectBeforeFirstSync }
-      : {}),
-  });
+  const reclaimer = createMemoryReclaimer({ ...options.memory, clock });
   // Upstream 1.28+: syncs run on changes and at most hourly (a full sync then); syncPeriod
   // paces only the canary check below and the retry of a failed sync.
   /** The backends' start-up reads (see ProxyBackend.prepareFirstSync), once started. */

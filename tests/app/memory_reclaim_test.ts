@@ -10,7 +10,8 @@ function recordingReclaimer(quietMs: number) {
     clock,
     quietMs,
     collect: () => collectedAt.push(clock.now()),
-    collectBeforeFirstSync: () => {},
+    collectRegular: () => {},
+    heapUsed: () => 0,
   });
   return { clock, collectedAt, r };
 }
@@ -84,7 +85,8 @@ Deno.test("memory reclaimer collects once before the first sync, never again", (
   const r = createMemoryReclaimer({
     clock,
     collect: () => quiet++,
-    collectBeforeFirstSync: () => before++,
+    collectRegular: () => before++,
+    heapUsed: () => 0,
   });
   r.beforeSync();
   r.synced();
@@ -100,7 +102,8 @@ Deno.test("memory reclaimer also collects before slow start-up reads, only befor
   const r = createMemoryReclaimer({
     clock,
     collect: () => {},
-    collectBeforeFirstSync: () => before++,
+    collectRegular: () => before++,
+    heapUsed: () => 0,
   });
   r.beforeFirstReads();
   assert.equal(before, 1, "the lists' garbage, while the reads run");
@@ -133,4 +136,77 @@ Deno.test("memory reclaimer collects after a relist, but never during a sync", a
   r.synced(); // t=15000
   await clock.advance(2_000);
   assert.deepEqual(collectedAt, [7_000, 9_000, 17_000]);
+});
+
+/** A reclaimer whose heap holds `heap.used` bytes, which its regular collection sets to `heap.live`. */
+function growingHeapReclaimer() {
+  const clock = new FakeClock();
+  const heap = { used: 10, live: 10 };
+  const regular: number[] = [];
+  const quiet: number[] = [];
+  const r = createMemoryReclaimer({
+    clock,
+    quietMs: 2_000,
+    growthLimitBytes: 3,
+    heapUsed: () => heap.used,
+    collectRegular: () => {
+      regular.push(heap.used);
+      heap.used = heap.live;
+    },
+    collect: () => {
+      quiet.push(heap.used);
+      heap.used = heap.live;
+    },
+  });
+  /** One sync that leaves `garbage` more bytes in use. */
+  const sync = (garbage: number) => {
+    r.beforeSync();
+    heap.used += garbage;
+    r.synced();
+  };
+  return { clock, heap, regular, quiet, r, sync };
+}
+
+Deno.test("under churn, a sync that grows the heap past the limit is followed by a regular collection", async () => {
+  const { clock, heap, regular, quiet, sync } = growingHeapReclaimer();
+  sync(5); // the first sync: collected before it (at 10), then it grew the heap by 5
+  assert.deepEqual(regular, [10, 15], "before the first sync, and after it grew by 5 > 3");
+  await clock.advance(1_000);
+  sync(2); // 12: within the limit
+  await clock.advance(1_000);
+  sync(2); // 14: 4 past the last collection
+  assert.deepEqual(regular, [10, 15, 14]);
+  await clock.advance(1_000);
+  heap.live = 11;
+  sync(1);
+  assert.deepEqual(regular, [10, 15, 14], "11 is within the limit of 10");
+  assert.deepEqual(quiet, [], "no quiet period yet");
+  await clock.advance(2_000);
+  assert.deepEqual(quiet, [11], "the quiet-time collection still follows the burst");
+});
+
+Deno.test("the growth limit counts from where V8's own collections left the heap", async () => {
+  const { clock, heap, regular, sync } = growingHeapReclaimer();
+  sync(0); // collected before it: the floor is 10
+  await clock.advance(1_000);
+  heap.used = 7; // V8 collected by itself during the next sync's start
+  sync(2); // 9: below the floor, which drops to 9
+  sync(3); // 12: 3 past 9, not more
+  assert.deepEqual(regular, [10]);
+  sync(1); // 13: 4 past 9
+  assert.deepEqual(regular, [10, 13]);
+});
+
+Deno.test("a sync's end with no sync started (its wait for start-up failed) collects nothing", () => {
+  const clock = new FakeClock();
+  let regular = 0;
+  const r = createMemoryReclaimer({
+    clock,
+    collect: () => {},
+    collectRegular: () => regular++,
+    heapUsed: () => 1e9,
+  });
+  r.synced();
+  assert.equal(regular, 0);
+  assert.notEqual(clock.nextTimerAt(), undefined, "the quiet period is still scheduled");
 });

@@ -111,8 +111,11 @@ export function setupProxyApp(
     metrics,
     clock,
     ...(syncAfter ? { syncAfter } : {}),
-    collectGarbage: () => collectedAt.push(clock.now()),
-    collectBeforeFirstSync: () => collectedBeforeSync.push(restores()),
+    memory: {
+      collect: () => collectedAt.push(clock.now()),
+      collectRegular: () => collectedBeforeSync.push(restores()),
+      heapUsed: () => 0,
+    },
     onApplied: (states) => {
       applied.push([...states]);
       return Promise.resolve();
