@@ -106,8 +106,29 @@ export async function createStartupLab(
   }
 }
 
+/** The program as startOnce runs it in the lab's namespace (`-v=2`, `extraArgs` last). */
+export function spawnLabProxy(
+  lab: StartupLab,
+  extraArgs: readonly string[] = [],
+): ReturnType<typeof spawnInNamespace> {
+  return spawnInNamespace(
+    lab.ns,
+    Deno.execPath(),
+    proxyRunArgs([
+      `--kubeconfig=${lab.kubeconfig}`,
+      "--hostname-override=node1",
+      "--cluster-cidr=10.0.0.0/8",
+      "--healthz-bind-address=127.0.0.1:10256",
+      "--metrics-bind-address=127.0.0.1:10249",
+      "-v=2",
+      ...extraArgs,
+    ]),
+    { label: "proxy" },
+  );
+}
+
 /** CPU time of `pid` and its waited-for children (the netadmin binaries it ran), in ms. */
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
   // Fields after the command name: utime, stime, cutime, cstime are the 12th-15th of them.
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
@@ -115,7 +136,8 @@ function cpuMs(pid: number): number {
   return ticks * 10; // USER_HZ is 100 on Linux
 }
 
-function memory(pid: number): { rss: number; hwm: number } {
+/** VmRSS and VmHWM of `pid`, kB. */
+export function memory(pid: number): { rss: number; hwm: number } {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
   const kb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? NaN);
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
@@ -153,20 +175,7 @@ export async function startOnce(
   timeoutMs = 120_000,
 ): Promise<StartupFigures> {
   const start = performance.now();
-  const proc = spawnInNamespace(
-    lab.ns,
-    Deno.execPath(),
-    proxyRunArgs([
-      `--kubeconfig=${lab.kubeconfig}`,
-      "--hostname-override=node1",
-      "--cluster-cidr=10.0.0.0/8",
-      "--healthz-bind-address=127.0.0.1:10256",
-      "--metrics-bind-address=127.0.0.1:10249",
-      "-v=2",
-      ...extraArgs,
-    ]),
-    { label: "proxy" },
-  );
+  const proc = spawnLabProxy(lab, extraArgs);
   try {
     const timeout = timeoutMs;
     await proc.waitForOutput(/Initial list complete[^\n]*Service\b(?!Slice)/, timeout);

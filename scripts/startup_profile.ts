@@ -2,17 +2,23 @@
  * Report (not a test): the program's start-up and memory at 1,000 and 10,000 services against
  * the test API server, one run each, next to the floors (an empty Deno process, the raw
  * iptables-legacy-restore of the rules it wrote); resident memory counts the pages of Deno's
- * caches that `deno run` maps (a compiled binary maps none), shown apart.
+ * caches that `deno run` maps (a compiled binary maps none), shown apart. Then, in a second
+ * run, its memory under steady churn: CHURN_CHANGES (default 40) EndpointSlice changes 1.1 s
+ * apart (bench/proxy_churn.ts).
  * `deno run -A scripts/startup_profile.ts [N...]`
  * as root. Namespaces `kpf-su-*` are removed when done.
  */
 import { rawLegacyRestore } from "../bench/bench_netns.ts";
+import { churnOnce } from "../bench/proxy_churn.ts";
 import { createStartupLab, emptyDenoMs, savedRules, startOnce } from "../bench/proxy_startup.ts";
 
 /** How long the settled program is watched for idle CPU (issue 10: 60 s). */
 const IDLE_MS = 60_000;
 const sizes = Deno.args.length > 0 ? Deno.args.map(Number) : [1_000, 10_000];
+const CHURN_CHANGES = Number(Deno.env.get("CHURN_CHANGES") ?? 40);
 const rows: string[] = [];
+const churnRows: string[] = [];
+const mb = (kb: number) => (kb / 1024).toFixed(1);
 for (const n of sizes) {
   const lab = await createStartupLab(n);
   try {
@@ -28,6 +34,11 @@ for (const n of sizes) {
         `${(f.peakRssKb / 1024).toFixed(1)} | ${(f.denoDirRssKb / 1024).toFixed(1)} | ` +
         `${f.idleCpuMs} |`,
     );
+    const c = await churnOnce(lab, CHURN_CHANGES);
+    churnRows.push(
+      `| ${n} | ${c.changes} | ${c.medianLatencyMs.toFixed(0)} | ${c.ownCpuMs} | ` +
+        `${c.childrenCpuMs} | ${mb(c.churnPeakRssKb)} | ${mb(c.rssKb)} | ${mb(c.peakRssKb)} |`,
+    );
   } finally {
     await lab.close();
   }
@@ -39,3 +50,9 @@ console.log(
     "|---|---|---|---|---|---|---|---|---|",
 );
 console.log(rows.join("\n"));
+console.log(
+  "\n| services | changes 1.1 s apart | change → complete, median (ms) | own CPU (ms) | " +
+    "children's CPU (ms) | highest RSS after a sync (MB) | RSS at the end (MB) | peak RSS (MB) |\n" +
+    "|---|---|---|---|---|---|---|---|",
+);
+console.log(churnRows.join("\n"));
