@@ -6,7 +6,7 @@
  * restores, apart). Relies only on the program's stable CLI and log lines.
  */
 import { benchSlice } from "./api_objects.ts";
-import { memory, spawnLabProxy, type StartupLab } from "./proxy_startup.ts";
+import { cpuSplitMs, memory, spawnLabProxy, type StartupLab } from "./proxy_startup.ts";
 import type { KubeObject } from "../tests/support/api_server/mod.ts";
 
 /** What one churn run measured. */
@@ -27,18 +27,7 @@ export interface ChurnFigures {
   readonly churnPeakRssKb: number;
 }
 
-/** utime + stime, then cutime + cstime, of `pid`, ms. */
-function cpuSplitMs(pid: number): [number, number] {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
-  return [(f[11]! + f[12]!) * 10, (f[13]! + f[14]!) * 10]; // USER_HZ is 100 on Linux
-}
-
 const COMPLETE = "SyncProxyRules complete";
-
-function count(text: string): number {
-  return text.split(COMPLETE).length - 1;
-}
 
 /** Endpoint addresses no bench slice uses (bench slices use 10.0-3.x.x at 10,000 services). */
 function churnAddress(k: number): string {
@@ -64,14 +53,14 @@ export async function churnOnce(
     const latencies: number[] = [];
     let churnPeakRssKb = 0;
     for (let k = 0; k < changes; k++) {
-      const before = count(proc.output());
+      const from = proc.output().length;
       const slice = benchSlice((k * 37) % lab.services) as KubeObject & {
         endpoints: { addresses: string[] }[];
       };
       slice.endpoints[0]!.addresses = [churnAddress(k)];
       const t = performance.now();
       lab.server.update(slice);
-      while (count(proc.output()) === before) {
+      while (proc.output().indexOf(COMPLETE, from) === -1) {
         if (performance.now() - t > timeoutMs) throw new Error(`change ${k} never synced`);
         await new Promise((r) => setTimeout(r, 2));
       }
@@ -81,6 +70,7 @@ export async function churnOnce(
     }
     const [own1, children1] = cpuSplitMs(proc.pid);
     const { rss, hwm } = memory(proc.pid);
+    churnPeakRssKb = Math.max(churnPeakRssKb, rss);
     latencies.sort((a, b) => a - b);
     return {
       changes,
@@ -88,8 +78,8 @@ export async function churnOnce(
       ownCpuMs: own1 - own0,
       childrenCpuMs: children1 - children0,
       rssKb: rss,
-      peakRssKb: Math.max(hwm, churnPeakRssKb, rss),
-      churnPeakRssKb: Math.max(churnPeakRssKb, rss),
+      peakRssKb: Math.max(hwm, churnPeakRssKb),
+      churnPeakRssKb,
     };
   } catch (err) {
     console.error(proc.output().slice(-4000));

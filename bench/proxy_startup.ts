@@ -127,13 +127,21 @@ export function spawnLabProxy(
   );
 }
 
-/** CPU time of `pid` and its waited-for children (the netadmin binaries it ran), in ms. */
-export function cpuMs(pid: number): number {
+/**
+ * CPU time of `pid` itself (utime + stime) and of its waited-for children (cutime + cstime: the
+ * netadmin binaries it ran), in ms.
+ */
+export function cpuSplitMs(pid: number): [own: number, children: number] {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
   // Fields after the command name: utime, stime, cutime, cstime are the 12th-15th of them.
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
-  const ticks = f[11]! + f[12]! + f[13]! + f[14]!;
-  return ticks * 10; // USER_HZ is 100 on Linux
+  return [(f[11]! + f[12]!) * 10, (f[13]! + f[14]!) * 10]; // USER_HZ is 100 on Linux
+}
+
+/** CPU time of `pid` and its waited-for children, in ms. */
+function cpuMs(pid: number): number {
+  const [own, children] = cpuSplitMs(pid);
+  return own + children;
 }
 
 /** VmRSS and VmHWM of `pid`, kB. */

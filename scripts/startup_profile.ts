@@ -30,8 +30,8 @@ for (const n of sizes) {
     const empty = await emptyDenoMs();
     rows.push(
       `| ${n} | ${f.listsMs.toFixed(0)} | ${f.completeMs.toFixed(0)} | ${empty.toFixed(0)} | ` +
-        `${restoreMs.toFixed(0)} | ${(f.settledRssKb / 1024).toFixed(1)} | ` +
-        `${(f.peakRssKb / 1024).toFixed(1)} | ${(f.denoDirRssKb / 1024).toFixed(1)} | ` +
+        `${restoreMs.toFixed(0)} | ${mb(f.settledRssKb)} | ${mb(f.peakRssKb)} | ` +
+        `${mb(f.denoDirRssKb)} | ` +
         `${f.idleCpuMs} |`,
     );
     const c = await churnOnce(lab, CHURN_CHANGES);

@@ -95,7 +95,6 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
   const growthLimit = options.growthLimitBytes ?? 3 * 1024 * 1024;
   /** Bytes in use after the last collection; lowered when V8's own collections free more. */
   let floor: number | undefined;
-  let first = true;
   let timer: TimerHandle | undefined;
   // "first": no sync has started yet (the collection before it takes the initial lists).
   let phase: "first" | "syncing" | "quiet" = "first";
@@ -139,9 +138,8 @@ export function createMemoryReclaimer(options: MemoryReclaimerOptions): MemoryRe
     },
     beforeSync() {
       stop();
+      if (phase === "first" && regular !== undefined) collectWith(regular);
       phase = "syncing";
-      if (first && regular !== undefined) collectWith(regular);
-      first = false;
     },
   };
 }
