@@ -54,8 +54,8 @@ export async function createBenchNamespace(suffix: string): Promise<string> {
 
 /**
  * `cmd args` run inside namespace `ns` by `nsenter --net`, which only joins the network
- * namespace: about 3 ms lighter per command than `ip netns exec` (which also makes a mount
- * namespace and remounts /sys), so the wrapper weighs less in a sync that runs three commands
+ * namespace: lighter per command than `ip netns exec` (which also makes a mount namespace and
+ * remounts /sys), so the wrapper weighs less in a sync that runs three commands
  * against a floor that runs one. Neither the program nor upstream runs any wrapper on a node.
  */
 export function inNamespace(ns: string, cmd: string, args: readonly string[]): [string, string[]] {

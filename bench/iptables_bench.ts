@@ -12,7 +12,7 @@
  *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
  *   the raw restore of that partial payload;
- * - render, N services × 10 endpoints (issue 10's shape): a render with the cache of chain names
+ * - render, N services × 10 endpoints (the benchmarks' shape): a render with the cache of chain names
  *   a proxier keeps (fitted to the names in use, as the proxier does, and at its fixed default
  *   bound), vs the raw restore of that payload;
  * - partial against upstream's input, both flavours: the same move, the proxier's partial sync
@@ -375,8 +375,8 @@ function benchPartial(
   });
 }
 
-// The 1,000-service groups take 0.1-0.4 s an iteration and their rows sit near the 1.1x bar,
-// where 10 iterations left a ratio swinging by ±0.15 between runs: 20-30 cost ~1 minute more.
+// The 1,000-service groups are quick per iteration and their rows sit near the 1.1x bar, where
+// few iterations leave the ratio swinging between runs: 20-30 iterations steady it.
 benchFirst(1_000, 30);
 benchFull(1_000, 30);
 benchFull(1_000, 20, "nft");

@@ -5,9 +5,9 @@
  * the figures: the proxier's full sync and one-endpoint sync against the raw batch apply of
  * the same payload. The host-side row only times the whole guest run (boot included).
  *
- * IPVS_BENCH_SCALE (default 1 = the issue's 10,000 services × 10 endpoints) scales the
+ * IPVS_BENCH_SCALE (default 1 = 10,000 services × 10 endpoints) scales the
  * services; IPVS_BENCH_RUNS (default 2) is the iterations of each full-sync case.
- * Targets (issue 11): full sync ≤ 1.2× the raw apply; one change ≤ 50 ms + the raw apply.
+ * Targets: full sync ≤ 1.2× the raw apply; one change ≤ 50 ms + the raw apply.
  */
 import { startIpvsGuest } from "../scripts/ipvs_vm/mod.ts";
 

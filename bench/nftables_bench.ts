@@ -5,7 +5,7 @@
  *   from an empty namespace: the proxier (render + transaction + nft) vs raw nft, and the
  *   render alone;
  * - one endpoint changed at either size: the proxier's partial sync vs raw nft of that script.
- * Bars (issue 12): cold ≤ 3 s and ≤ 10 s; one endpoint ≤ 100 ms.
+ * Bars: cold ≤ 3 s and ≤ 10 s; one endpoint ≤ 100 ms.
  * NFT_BENCH_SCALE (default 1) scales the service counts down for a quick check.
  * Needs root, iproute2 and nft; namespaces `knl-bench-*` are removed at exit.
  */

@@ -2,7 +2,7 @@
  * `deno task bench`, nftables group: the real program's start-up to its first complete sync
  * and its resident memory, nftables mode against iptables mode (the baseline) at the same size
  * (10,000 services × 10 endpoints against the test API server, bench/proxy_startup.ts). Each
- * run prints the settled and peak RSS (issue 12: nftables mode's must not exceed iptables').
+ * run prints the settled and peak RSS (the bar: nftables mode's must not exceed iptables').
  * NFT_BENCH_SCALE (default 1) scales the service count down. Needs root, socat, iproute2,
  * iptables-legacy and nft; the namespace `kpf-su-<n>` is removed when done.
  */

@@ -35,7 +35,7 @@ export interface StartupFigures {
   /**
    * Of the resident memory at that time, the pages of files in DENO_DIR (Deno's SQLite caches
    * of module analysis, mapped by `deno run`; a `deno compile`d binary maps none), kB. They vary
-   * with where a checkout's entries sit in those files: 0.2-1.0 MB here.
+   * with where a checkout's entries sit in those files.
    */
   readonly denoDirRssKb: number;
 }

@@ -2,8 +2,7 @@
  * `deno task bench`: process start → first "SyncProxyRules complete" of the real program
  * against the test API server (bench/proxy_startup.ts), at 1,000 and 10,000 services, next to
  * its floors: an empty Deno process, and the raw iptables-restore of the rules the program
- * wrote. On a node marked iptables-legacy, and (1,000 services) on one marked iptables-nft,
- * the issue's other column. Memory and the "lists in" time: scripts/startup_profile.ts. Needs
+ * wrote. On a node marked iptables-legacy, and (1,000 services) on one marked iptables-nft. Memory and the "lists in" time: scripts/startup_profile.ts. Needs
  * root, socat, iptables-legacy and iptables-nft; namespaces `kpf-su-*` are removed when done.
  */
 import { rawRestore } from "./bench_netns.ts";
@@ -61,6 +60,6 @@ function benchStartup(services: number, iterations: number, flavour: "legacy" | 
 
 benchStartup(1_000, 3, "legacy");
 benchStartup(10_000, 2, "legacy");
-// The issue measured iptables-nft at 1,000 services only; at 10,000 services x 10 endpoints
-// iptables-nft-restore alone takes minutes here.
+// iptables-nft at 1,000 services only: at 10,000 services x 10 endpoints iptables-nft-restore
+// alone takes minutes.
 benchStartup(1_000, 3, "nft");

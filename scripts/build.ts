@@ -33,7 +33,7 @@ export interface CompileOptions {
 /**
  * npm package folders (package name, folder inside it) left out of the executable: the program
  * never loads them, and deno compile 2.9 overflows its stack on them (denoland/deno#36746;
- * here bintrees' 2 MB extensionless test/perf/100k, reached via prom-client -> tdigest).
+ * here bintrees' large extensionless test/perf/100k, reached via prom-client -> tdigest).
  */
 export const NPM_COMPILE_EXCLUDES: readonly (readonly [string, string])[] = [["bintrees", "test"]];
 

@@ -12,7 +12,7 @@ import { rawLegacyRestore } from "../bench/bench_netns.ts";
 import { churnOnce } from "../bench/proxy_churn.ts";
 import { createStartupLab, emptyDenoMs, savedRules, startOnce } from "../bench/proxy_startup.ts";
 
-/** How long the settled program is watched for idle CPU (issue 10: 60 s). */
+/** How long the settled program is watched for idle CPU. */
 const IDLE_MS = 60_000;
 const sizes = Deno.args.length > 0 ? Deno.args.map(Number) : [1_000, 10_000];
 const CHURN_CHANGES = Number(Deno.env.get("CHURN_CHANGES") ?? 40);

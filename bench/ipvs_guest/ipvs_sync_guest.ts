@@ -12,7 +12,7 @@
  *   changed port against what the last full sync read and the writes since left) vs the raw
  *   replay of what it wrote.
  *
- * IPVS_BENCH_SCALE (default 1: 10,000 services, the issue's full case) scales the services;
+ * IPVS_BENCH_SCALE (default 1: 10,000 services, the full case) scales the services;
  * IPVS_BENCH_RUNS (default 2) is the iterations of each full-sync case; the one-endpoint
  * cases run at least 20 times (setup has already synced four times, so nothing runs cold).
  */

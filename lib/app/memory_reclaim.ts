@@ -1,18 +1,17 @@
 /**
  * Gives memory back once the proxy goes quiet. V8 in Deno gets no idle-time tasks, so after a
- * sync the heap keeps the pages that decoding lists and rendering rules grew it to (about 20 MB
- * at 1,000 services) until some later allocation triggers a full collection, which at idle
- * never comes. One full collection a little after the last sync of a burst (or after a relist
+ * sync the heap keeps the pages that decoding lists and rendering rules grew it to until some
+ * later allocation triggers a full collection, which at idle never comes. One full collection a little after the last sync of a burst (or after a relist
  * that led to no sync) returns them; it needs V8's `--expose-gc` (scripts/runtime_flags.ts), and
  * without it this does nothing. V8's own memory reducer is off (`--no-memory-reducer`): under
- * Deno its timer only fires when something else wakes the process, and then it ran two
- * collections that freed nothing (most of the idle CPU at 1,000 services).
+ * Deno its timer only fires when something else wakes the process, and then it runs
+ * collections that free nothing (most of the idle CPU).
  *
  * Under steady churn (a change every second or so) the quiet period never comes, and V8 lets
- * each sync's garbage grow its heap by a few megabytes until its own full collection: at 1,000
- * services 40 changes 1.1 s apart took the high-water mark from ~80 to 87-92 MB. So a sync that
- * leaves more than growthLimitBytes in use past what the last collection left is followed at
- * once by a regular (non-compacting, ~15-20 ms at 1,000 services) collection.
+ * each sync's garbage grow its heap by a few megabytes until its own full collection, which
+ * raises the high-water mark. So a sync that leaves more than growthLimitBytes in use past what
+ * the last collection left is followed at once by a regular (non-compacting, so short)
+ * collection.
  */
 import type { Clock, TimerHandle } from "../sync/mod.ts";
 
@@ -25,16 +24,16 @@ export interface MemoryReclaimerOptions {
   readonly collect?: () => void;
   /**
    * Runs the collection before the first sync and after a sync that grew the heap too far;
-   * default V8's regular full `gc()` (no compaction: ~55 ms at 10,000 services) when exposed,
-   * else nothing.
+   * default V8's regular full `gc()` (no compaction, so shorter than a last-resort one) when
+   * exposed, else nothing.
    */
   readonly collectRegular?: () => void;
   /** Bytes of V8's heap in use; default `Deno.memoryUsage().heapUsed`. */
   readonly heapUsed?: () => number;
   /**
    * How many bytes in use a sync may add to what the last collection (ours or V8's) left before
-   * its end collects at once; default 3 MiB. 3 MiB kept the high-water mark at 1,000 services
-   * under churn at ~80 MB with a collection every third sync; 8 MiB let V8's own come first.
+   * its end collects at once; default 3 MiB: low enough that ours comes before V8's own full
+   * collection under churn, high enough that most syncs collect nothing.
    */
   readonly growthLimitBytes?: number;
 }
@@ -57,8 +56,7 @@ export interface MemoryReclaimer {
   /**
    * A sync is about to start: a pending quiet-time collection waits for its end. Before the
    * first one, collect the initial lists' garbage (the decoded list bodies), so the first render
-   * reuses that space instead of growing the heap on top of it: the start-up peak at 10,000
-   * services went from ~350-400 MB to ~255-290 MB.
+   * reuses that space instead of growing the heap on top of it, which lowers the start-up peak.
    */
   beforeSync(): void;
   /**
@@ -73,9 +71,8 @@ export interface MemoryReclaimer {
 /**
  * V8's full collection (`gc()` of `--expose-gc`), else undefined. The "last-resort" flavor
  * (the default) repeats collections that also compact and shrink the heap, as V8 does before
- * giving up on memory; a "regular" one frees the objects but keeps most pages: at 10,000
- * services the heap stayed at ~190 MB for ~100 MB of live objects, against ~100 MB after a
- * last-resort one.
+ * giving up on memory; a "regular" one frees the objects but keeps most pages, so the heap
+ * can stay near twice its live objects.
  */
 export function exposedGc(
   flavor: "last-resort" | "regular" = "last-resort",

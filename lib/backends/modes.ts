@@ -2,7 +2,7 @@
  * The one map of proxy modes, and which modes' leftovers each mode removes at start. Modes are
  * picked here by name, never registered by import side effects. A mode's module is loaded only
  * when that mode is asked for: a node runs one mode, so the other two (their renderers,
- * proxiers and parsers, ~2 MB of a running proxy) stay unloaded; removing a mode's leftovers
+ * proxiers and parsers) stay unloaded; removing a mode's leftovers
  * loads only that mode's cleanup.
  */
 import type { CommandRunner } from "../exec/mod.ts";

@@ -137,9 +137,8 @@ const FEED_BUFFER_BYTES = 64 * 1024;
  * returned, after stdin is closed so the command sees its input end early.
  *
  * Pieces are encoded into one buffer, reused once each write is done: a byte copy per piece
- * outlived its write until V8's next full collection, since a slow reader keeps it alive long
- * enough to reach the old generation (~24 MB of them by the end of a first restore at 10,000
- * services x 10 endpoints).
+ * would outlive its write until V8's next full collection, since a slow reader keeps it alive
+ * long enough to reach the old generation, and a large first restore would pile them up.
  */
 async function feed(
   child: Deno.ChildProcess,
@@ -205,7 +204,7 @@ async function readLines(
   kept.length = 0;
   if (stopped) {
     // Ended at once rather than left to die of a closed pipe: iptables-legacy-save fetches and
-    // formats a whole table before its next write fails (~0.2 s of a core at 1,000 services).
+    // formats a whole table before its next write fails, a noticeable share of a core.
     await reader.cancel().catch(() => {});
     end(child, "SIGTERM");
     const lingering = setTimeout(() => end(child, "SIGKILL"), 1_000);

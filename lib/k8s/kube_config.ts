@@ -1,7 +1,8 @@
 /**
  * The part of client-node's KubeConfig we use (current context, cluster, user, and the TLS
  * material and headers a request needs), loading only what is used: `import
- * "@kubernetes/client-node"` loads the whole generated API (~85 MB resident, most of start-up),
+ * "@kubernetes/client-node"` loads the whole generated API (most of the resident memory and
+ * start-up time),
  * and so does its config.js. The entries are read by kubeconfig_entries.ts in client-node's
  * shapes; client-node's exec_auth.js runs exec credential plugins, loaded at the first request of
  * a user that has one (it brings node:child_process); a token file is re-read as client-go does

@@ -2,8 +2,8 @@
  * The entries of a kubeconfig document (clusters, contexts, users, current-context) in
  * client-node's shapes and with its checks. Written here rather than taken from client-node's
  * config_types.js because that module imports node:fs (for one read of a `token-file` at load),
- * and node:fs with the Node streams it pulls in costs the proxy ~2.5 MB of resident memory from
- * start-up on (README, "Memory at 1,000 services: no node:fs at start-up").
+ * and node:fs with the Node streams it pulls in costs the proxy resident memory from start-up
+ * on, for one read it does not need.
  *
  * Relative certificate, key and token files are resolved next to the kubeconfig, as client-go
  * does. A user with a token file and no inline token gets a `tokenFile` auth provider, which is

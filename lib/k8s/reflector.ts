@@ -7,7 +7,7 @@
  * timeout; count and skip past a malformed line by rewatching. Never throws; stops on abort.
  *
  * Why not client-node's informer (makeInformer/ListWatch, 2.0.1): tried against the same faults
- * under Deno it never noticed a cut, stalled or restarted watch (no event, no error, 40 s on),
+ * under Deno it never notices a cut, stalled or restarted watch (no event, no error),
  * by its code stops for good on any other error (no backoff, no Retry-After), asks for no
  * bookmarks or server-side timeout, and drops a malformed line silently.
  */

@@ -1,8 +1,8 @@
 /**
  * What a watch remembers per kind, and the diff of a fresh list against it. Only each object's
  * key and resourceVersion are kept, not the object: the change trackers hold the validated form,
- * and a copy of every raw Service and EndpointSlice cost ~3 MB per 1,000 services (~30 MB at
- * 10,000). A relist (410, restart with a new history) hands on only objects whose
+ * and a copy of every raw Service and EndpointSlice would cost memory in proportion to the
+ * cluster. A relist (410, restart with a new history) hands on only objects whose
  * resourceVersion moved; the trackers drop those whose content is the same, and the proxy syncs
  * only when something stays pending, so unchanged rules are not touched.
  */

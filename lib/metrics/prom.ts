@@ -1,8 +1,8 @@
 /**
  * The four prom-client classes the proxy uses, loaded one file each instead of through
  * prom-client's index: the index also loads Summary (tdigest, bintrees), Pushgateway
- * (node:http/https) and the cluster aggregator (node:cluster), which cost ~7 MB of resident
- * memory and start-up time for nothing the proxy serves. Types still come from prom-client's
+ * (node:http/https) and the cluster aggregator (node:cluster), which cost resident memory and
+ * start-up time for nothing the proxy serves. Types still come from prom-client's
  * own declarations.
  */
 import type * as Prom from "prom-client";

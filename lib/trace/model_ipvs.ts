@@ -22,7 +22,8 @@ function localOnly(hit: ServiceHit): boolean {
 /**
  * The real servers of the virtual server the packet hits. Upstream's syncEndpoint takes the
  * local endpoints for a Local policy and, when there is none, the cluster endpoints instead
- * (PR #97081: "allow access from local pods even if no local endpoints exist"), never a DROP.
+ * (kubernetes/kubernetes#97081: "allow access from local pods even if no local endpoints
+ * exist"), never a DROP.
  * The cluster set is empty for ITP Local unless the service is also reachable from outside
  * with ETP Cluster, so such a virtual server may end up with no real server at all.
  */
@@ -43,7 +44,7 @@ function sameIP(a: string, b: string): boolean {
  * checked against the ranges even when the service has no endpoint. A range holding the node
  * IP adds `LBIP,proto:port,LBIP` to KUBE-LOAD-BALANCER-SOURCE-IP (the LB IP itself as source is
  * let in); otherwise upstream writes `-s LBIP -m ipvs --vaddr LBIP … -j DROP` into
- * KUBE-IPVS-OUT-FILTER (filter OUTPUT, PR #119656). That is the only check on the node's own
+ * KUBE-IPVS-OUT-FILTER (filter OUTPUT, kubernetes/kubernetes#119656). That is the only check on the node's own
  * traffic, and it sees a packet only after IPVS has picked a real server.
  */
 function sourceRangeDrops(

@@ -88,7 +88,7 @@ const h = new Int32Array(8);
 /**
  * The buffer inputs of up to its size are encoded into, kept between calls (chain names hash
  * inputs of ~50 bytes). A longer input gets a buffer of its own, dropped after: keeping the
- * largest one held ~0.8 MB at 1,000 services (the digest of KUBE-SERVICES) for the process's life.
+ * largest one (the digest of KUBE-SERVICES) would hold that much for the process's life.
  */
 const kept = new Uint8Array(16 * 1024);
 

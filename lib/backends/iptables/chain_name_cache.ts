@@ -17,7 +17,7 @@ import {
 
 /**
  * Default bound. Up to half of it in use (65,536 names, e.g. 10,000 service ports with five
- * endpoints each) stays cached for good; at ~200 bytes an entry a full cache is ~25 MB. A
+ * endpoints each) stays cached for good; a full cache costs a few hundred bytes an entry. A
  * proxier with more names in use grows it (fit).
  */
 export const DEFAULT_CHAIN_NAME_CACHE_ENTRIES = 131_072;

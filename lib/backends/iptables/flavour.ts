@@ -88,8 +88,8 @@ async function scanSaves(
 
 /**
  * nft's mangle table of both families, listed with `iptables -t mangle -S`: that fetches the
- * mangle table only, where iptables-nft-save fetches every table first (~0.3 s with 1,000
- * services x 10 endpoints in nat).
+ * mangle table only, where iptables-nft-save fetches every table first (slow with a large
+ * nat table).
  */
 async function nftMangle(runner: CommandRunner): Promise<SaveOutputs> {
   let text = "";

@@ -13,8 +13,8 @@ import { linesByChain, linesDigest } from "./top_level_chains.ts";
 
 /**
  * What one table holds: one digest per chain of its name and rules together, so no chain name
- * is kept (at 1,000 services x 10 endpoints a Map of 11,000 names to digests held ~1.9 MB
- * through the first sync; the Set of digests ~0.9 MB).
+ * is kept (a Set of digests holds about half what a Map of names to digests would through the
+ * first sync).
  */
 export interface KernelChains {
   /** chainDigest() of every chain, empty ones too. */

@@ -35,7 +35,7 @@ export function iptablesRenderOptions(
  * Whether the nat table of a family and flavour can be read here, reading as little as
  * possible: legacy's `iptables-save -t nat` up to its first line (the fetch is of nat only);
  * with nft, `iptables -t nat -S POSTROUTING`, which fetches that one chain, where
- * iptables-nft-save fetches every table first (~0.45 s at 1,000 services x 10 endpoints).
+ * iptables-nft-save fetches every table first (slow with a large nat table).
  */
 async function natReadable(
   runner: CommandRunner,

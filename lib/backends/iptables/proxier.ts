@@ -55,7 +55,7 @@ export interface IptablesProxierOptions extends IptablesRenderOptions {
  */
 const MAX_STREAMED_RENDER_MS = 1_000;
 
-/** Before any render was timed: streamed up to this many endpoints (~0.3 s on 2 cores). */
+/** Before any render was timed: streamed up to this many endpoints (a render well under a second). */
 const MAX_STREAMED_FIRST_ENDPOINTS = 30_000;
 
 /** The table whose canary chain the periodic check reads (upstream's Monitor reads it first). */
@@ -91,7 +91,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
 
   /**
    * The reads prepareFirstSync started, for the first sync only: at start the lists take longer
-   * than the reads (~0.5 s of legacy nat at 10,000 services), which then no longer compete
+   * than the reads, which then no longer compete
    * with the first restore. Chains another program adds or removes in between are handled as
    * after any read: a KUBE chain that vanished fails the restore, which is retried as a full
    * sync with a fresh read.

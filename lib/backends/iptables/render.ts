@@ -106,7 +106,8 @@ function writeTopLevel(b: RuleBuffers, config: ResolvedRenderConfig): void {
   b.nat(null, "-A", KUBE_MARK_MASQ, "-j", "MARK", "--or-mark", mark);
 
   if (config.localhostNodePorts) {
-    // route_localnet opens a hole (issue 90259) that this copy of kubelet's rule closes.
+    // route_localnet opens a hole (kubernetes/kubernetes#90259) that this copy of kubelet's
+    // rule closes.
     b.filterChain(KUBE_FIREWALL);
     b.filter(
       "-A",

@@ -152,7 +152,7 @@ function isBuiltinHeader(text: string, space: number, end: number): boolean {
  * CommandInput.stdoutUntil), once every chain header and every built-in chain's rules have
  * been read. Both print all headers, then each chain's rules in header order, so the first
  * rule of a chain declared after the last built-in one ends what a full sync needs (chain
- * names, jumps in built-in chains) without the rest (~8 MB at 10,000 services). Only the names
+ * names, jumps in built-in chains) without the rest, the bulk of a large table. Only the names
  * of user chains declared since the last built-in header are held, until the headers end.
  */
 export function afterBuiltinRules(): (line: string) => boolean {

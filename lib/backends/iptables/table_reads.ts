@@ -47,8 +47,8 @@ export function createTableReader(
 ): TableReader {
   /**
    * Reads one table as far as a full sync uses it: the headers and the built-in chains' rules.
-   * iptables-nft-save fetches every table whatever `-t` names (~100 ms for the small filter
-   * table at 1,000 services), so with nft the one table is listed with `-S` (~15 ms); legacy's
+   * iptables-nft-save fetches every table whatever `-t` names (slow even for the small filter
+   * table), so with nft the one table is listed with `-S`, which fetches only it; legacy's
    * save fetches only the table named and, unlike `iptables-legacy -S`, takes no xtables lock.
    * With `collect`, the rest is read too and every line goes through it; none is kept.
    */

@@ -9,15 +9,10 @@
  * once per `checkPeriodMs`, the chain names of the family, to notice a table deleted behind
  * our back.
  *
- * Measured with bench/nftables_layout.ts on this 2-core machine while other jobs kept its load
- * average at 3-6 (wall, and CPU time of our process / of `nft -f`):
- * - 10,000 services × 10 endpoints, cold: render + transaction 1.0 s CPU, nft 1.9 s CPU
- *   (wall 3.2 s at load 3);
- * - 5,000 × 50 (250,000 endpoints), cold: 1.6 s + 4.9 s CPU (wall 10 s at load 5);
- * - one endpoint changed at either size: 4-7 ms + 10-30 ms CPU (wall 35-100 ms);
- * - restart onto a correct 10,000 × 10 table: adopted in 0.85 s, nothing written.
- * Of our 1.0 s, ~0.4 s is the shared untrustedValue() guard (IP parsing of 100k endpoints).
- * Upstream's layout needs ~160 s for the first case (issue 12).
+ * The layout (render.ts: shared chains and maps that do not grow with the number of services)
+ * keeps a large cold sync to a few seconds and one endpoint change to a small transaction,
+ * where upstream's per-service chains are far slower at large scale; bench/nftables_layout.ts
+ * measures both (docs/performance.md).
  */
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
@@ -128,8 +123,8 @@ export function createNftablesProxier(options: NftablesProxierOptions): Nftables
     if (out.code !== 0) throw new CommandError("nft", args, out.code, out.stderr);
   };
 
-  // `nft list chains <family>` reads chain names only (30 ms at 10k services); nft 1.0.6
-  // loads every set element for `list tables` or `list chain` (3 s at 10k × 10).
+  // `nft list chains <family>` reads chain names only, which stays cheap at any size; nft
+  // 1.0.6 loads every set element for `list tables` or `list chain`.
   const rulesFlushed = async (): Promise<boolean> => {
     const out = await runner({ cmd: "nft", args: ["list", "chains", nftFamily] });
     if (out.code !== 0) return true;

@@ -8,8 +8,8 @@
  * map (NodePorts: `service-nodeports`) that leads to a chain shared by every service with the
  * same endpoint count, which DNATs through one shared map keyed
  * `daddr . proto . port . numgen random mod N`. Chains and maps do not grow with the number of
- * services (session-affinity services excepted). Measured with raw `nft -f`: see
- * bench/nftables_layout.ts and the figures in the module doc of proxier.ts.
+ * services (session-affinity services excepted). bench/nftables_layout.ts measures it with raw
+ * `nft -f` (docs/performance.md).
  */
 import { type ProxyState, servicePortNameString } from "../../proxy/mod.ts";
 import { type SkippedServicePort, untrustedValue } from "../common/mod.ts";
