@@ -3,7 +3,8 @@
  * against the test API server (bench/proxy_startup.ts), at 1,000 and 10,000 services, next to
  * its floors: an empty Deno process, and the raw iptables-restore of the rules the program
  * wrote. On a node marked iptables-legacy, and (1,000 services) on one marked iptables-nft.
- * Memory and the "lists in" time: scripts/startup_profile.ts. Needs root, socat, iptables-legacy and iptables-nft; namespaces `kpf-su-*` are removed when done.
+ * Memory and the "lists in" time: scripts/startup_profile.ts. Needs root, socat, iptables-legacy
+ * and iptables-nft; namespaces `kpf-su-*` are removed when done.
  */
 import { rawRestore } from "./bench_netns.ts";
 import {
