@@ -52,7 +52,7 @@ export function oneServiceChangedState(n: number, firstEndpointIP: string): Prox
   return state(benchServicePorts(n, firstEndpointIP), { changed: [FIRST_SERVICE_KEY] });
 }
 
-/** N ClusterIP services with `each` endpoints apiece (the benchmarks' shape has 10), to sync whole. */
+/** N ClusterIP services with `each` endpoints apiece (the benchmarks use 10), to sync whole. */
 export function manyEndpointsState(n: number, each: number): ProxyState {
   if (!Number.isInteger(each) || each < 1 || each > 250) {
     throw new RangeError(`Invalid endpoint count "${each}": expected an integer from 1 to 250`);

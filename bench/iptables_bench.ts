@@ -12,7 +12,7 @@
  *   new node), vs the raw restore of its payload into the same empty tables;
  * - partial, 1 of 10,000 services: one service's endpoint moves; the proxier's partial sync vs
  *   the raw restore of that partial payload;
- * - render, N services × 10 endpoints (the benchmarks' shape): a render with the cache of chain names
+ * - render, N services × 10 endpoints: a render with the cache of chain names
  *   a proxier keeps (fitted to the names in use, as the proxier does, and at its fixed default
  *   bound), vs the raw restore of that payload;
  * - partial against upstream's input, both flavours: the same move, the proxier's partial sync

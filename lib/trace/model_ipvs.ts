@@ -44,8 +44,8 @@ function sameIP(a: string, b: string): boolean {
  * checked against the ranges even when the service has no endpoint. A range holding the node
  * IP adds `LBIP,proto:port,LBIP` to KUBE-LOAD-BALANCER-SOURCE-IP (the LB IP itself as source is
  * let in); otherwise upstream writes `-s LBIP -m ipvs --vaddr LBIP … -j DROP` into
- * KUBE-IPVS-OUT-FILTER (filter OUTPUT, kubernetes/kubernetes#119656). That is the only check on the node's own
- * traffic, and it sees a packet only after IPVS has picked a real server.
+ * KUBE-IPVS-OUT-FILTER (filter OUTPUT, kubernetes/kubernetes#119656). That is the only check on
+ * the node's own traffic, and it sees a packet only after IPVS has picked a real server.
  */
 function sourceRangeDrops(
   sps: ServicePortState,

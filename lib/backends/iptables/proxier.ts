@@ -55,7 +55,7 @@ export interface IptablesProxierOptions extends IptablesRenderOptions {
  */
 const MAX_STREAMED_RENDER_MS = 1_000;
 
-/** Before any render was timed: streamed up to this many endpoints (a render well under a second). */
+/** Before any render was timed: streamed up to this many endpoints (a render well under 1 s). */
 const MAX_STREAMED_FIRST_ENDPOINTS = 30_000;
 
 /** The table whose canary chain the periodic check reads (upstream's Monitor reads it first). */
