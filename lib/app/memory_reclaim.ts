@@ -2,8 +2,9 @@
  * Gives memory back once the proxy goes quiet. V8 in Deno gets no idle-time tasks, so after a
  * sync the heap keeps the pages that decoding lists and rendering rules grew it to until some
  * later allocation triggers a full collection, which at idle never comes. One full collection
- * a little after the last sync of a burst (or after a relist that led to no sync) returns them; it needs V8's `--expose-gc` (scripts/runtime_flags.ts), and
- * without it this does nothing. V8's own memory reducer is off (`--no-memory-reducer`): under
+ * a little after the last sync of a burst (or after a relist that led to no sync) returns them;
+ * it needs V8's `--expose-gc` (scripts/runtime_flags.ts), and without it this does nothing.
+ * V8's own memory reducer is off (`--no-memory-reducer`): under
  * Deno its timer only fires when something else wakes the process, and then it runs
  * collections that free nothing (most of the idle CPU).
  *
