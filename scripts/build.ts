@@ -81,24 +81,36 @@ export function permissionFlag(
   return items.length > 0 ? [`--allow-${kind}=${items.join(",")}`] : [];
 }
 
-/** The full argument list for `deno compile`; pure, so it is unit-tested. */
-export function compileArgs(o: CompileOptions): string[] {
-  for (const kind of Object.keys(o.permissions)) {
+/**
+ * Every `--allow-<kind>` flag of a permission set, with `apiServers` (`--api-server` values)
+ * added to `net`: what `deno compile` bakes in and what the image's entrypoint passes to
+ * `deno run`.
+ */
+export function permissionFlags(
+  permissions: PermissionSet,
+  root: string,
+  apiServers: readonly string[] = [],
+): string[] {
+  for (const kind of Object.keys(permissions)) {
     if (!PERMISSION_KINDS.includes(kind)) {
       throw new TypeError(
         `Unknown permission "${kind}" in deno.json: expected one of ${PERMISSION_KINDS.join(", ")}`,
       );
     }
   }
-  const pinned = (o.apiServers ?? []).map(apiServerHost);
-  const flags = PERMISSION_KINDS.flatMap((kind) =>
-    permissionFlag(kind, o.permissions[kind], o.root, kind === "net" ? pinned : [])
+  const pinned = apiServers.map(apiServerHost);
+  return PERMISSION_KINDS.flatMap((kind) =>
+    permissionFlag(kind, permissions[kind], root, kind === "net" ? pinned : [])
   );
+}
+
+/** The full argument list for `deno compile`; pure, so it is unit-tested. */
+export function compileArgs(o: CompileOptions): string[] {
   return [
     "compile",
     "--no-prompt",
     ...runtimeArgs(),
-    ...flags,
+    ...permissionFlags(o.permissions, o.root, o.apiServers),
     ...(o.exclude ?? []).map((path) => `--exclude=${path}`),
     "--output",
     o.output,
