@@ -13,6 +13,7 @@ import {
 } from "../metrics/mod.ts";
 import {
   bindableHealthCheckAddresses,
+  BindFailure,
   createHealthHandler,
   createMetricsHandler,
   createServiceHealthServer,
@@ -20,6 +21,7 @@ import {
   isNodeEligible,
   serveOn,
   serviceHealthTargets,
+  unpermittedHealthCheckMessage,
 } from "../server/mod.ts";
 import { CommandFailure } from "./command_failure.ts";
 import { asCommandFailure } from "./commands.ts";
@@ -109,6 +111,8 @@ async function runWithSource(started: Started): Promise<void> {
   ]).then(() => {}, (err) => logger.error("Start-up housekeeping failed", { err }));
   const modeMetrics = createModeMetrics(registry, mode.name);
   registerProcessMetrics(registry);
+  /** The node IPs the net permission lacks, as last reported (one line, not one per sync). */
+  let reportedUnpermitted = "";
   // Asked only when a load balancer probes, which is after the app below exists.
   const serviceHealth = createServiceHealthServer({
     healthy: () => app.health.status().healthy,
@@ -127,31 +131,47 @@ async function runWithSource(started: Started): Promise<void> {
     metrics,
     conntrackRunner: runner,
     syncAfter: housekeeping,
-    onApplied: (states) =>
-      serviceHealth.sync(
-        serviceHealthTargets(states),
-        bindableHealthCheckAddresses(
-          healthCheckAddresses(config.nodePortAddresses, states.flatMap((s) => s.node.ips)),
-          (ip) => Deno.permissions.querySync({ name: "net", host: ip }).state === "granted",
-        ),
-      ),
+    onApplied: (states) => {
+      const bindable = bindableHealthCheckAddresses(
+        healthCheckAddresses(config.nodePortAddresses, states.flatMap((s) => s.node.ips)),
+        (ip) => Deno.permissions.querySync({ name: "net", host: ip }).state === "granted",
+      );
+      const unpermitted = bindable.unpermitted.join(",");
+      if (unpermitted !== reportedUnpermitted) {
+        reportedUnpermitted = unpermitted;
+        if (unpermitted !== "") {
+          logger.warn(unpermittedHealthCheckMessage(bindable.unpermitted, bindable.addresses));
+        }
+      }
+      return serviceHealth.sync(serviceHealthTargets(states), bindable.addresses);
+    },
   });
   // The initial state counts as queued: if no first sync follows (API server unreachable,
   // wrong credentials), /healthz turns 503 after 2 x syncPeriod instead of staying 200.
   app.health.queued(Date.now());
   const nodeEligible = () => isNodeEligible(app.tracker.node());
   const servers = [
-    config.healthzBindAddress &&
-    serveOn(
-      config.healthzBindAddress,
-      createHealthHandler({ health: app.health, metrics, nodeEligible }),
-      signal,
-      logger,
-    ),
-    config.metricsBindAddress &&
-    serveOn(config.metricsBindAddress, createMetricsHandler(registry, config.mode), signal, logger),
-  ];
+    { server: "healthz", address: config.healthzBindAddress },
+    { server: "metrics", address: config.metricsBindAddress },
+  ].filter((s) => s.address !== "").map(({ server, address }) => {
+    const handler = server === "healthz"
+      ? createHealthHandler({ health: app.health, metrics, nodeEligible })
+      : createMetricsHandler(registry, config.mode);
+    try {
+      return serveOn({
+        server,
+        address,
+        handler,
+        signal,
+        logger,
+        hardFail: config.bindAddressHardFail,
+      });
+    } catch (err) {
+      if (err instanceof BindFailure) throw new CommandFailure(err.message, 1);
+      throw err;
+    }
+  });
   await app.start(signal);
   await serviceHealth.close();
-  for (const s of servers) if (s) await s.finished;
+  for (const s of servers) await s.finished;
 }

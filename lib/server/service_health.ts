@@ -72,18 +72,46 @@ export function healthCheckAddresses(
   return out.length > 0 ? out : [ALL_ADDRESSES];
 }
 
+/** Where the health check servers listen, and the node IPs the net permission left out. */
+export interface BindableHealthCheckAddresses {
+  /** The addresses to bind: the permitted ones, or every address when none is permitted. */
+  readonly addresses: readonly string[];
+  /** Node IPs that `--nodeport-addresses` selects but the net permission does not allow. */
+  readonly unpermitted: readonly string[];
+}
+
 /**
  * The addresses to bind, given which ones the process may listen on: Deno's net permission
- * names hosts, and a node IP missing from it cannot be bound, so fall back to every address
- * (upstream's behaviour before nodePortAddresses applied to health checks) rather than none.
+ * names hosts, and a node IP missing from it cannot be bound. The permitted ones are bound;
+ * only when none is, every address is (a load balancer needs the port answered somewhere).
+ * The caller reports `unpermitted`, so the widening is never silent.
  */
 export function bindableHealthCheckAddresses(
   addresses: readonly string[],
   canBind: (ip: string) => boolean,
-): string[] {
-  return addresses.every((a) => a === ALL_ADDRESSES || canBind(a)) ? [...addresses] : [
-    ALL_ADDRESSES,
-  ];
+): BindableHealthCheckAddresses {
+  const unpermitted = addresses.filter((a) => a !== ALL_ADDRESSES && !canBind(a));
+  if (unpermitted.length === 0) return { addresses: [...addresses], unpermitted };
+  const permitted = addresses.filter((a) => !unpermitted.includes(a));
+  return { addresses: permitted.length > 0 ? permitted : [ALL_ADDRESSES], unpermitted };
+}
+
+/**
+ * The one line that says which node IPs the health check servers may not bind and what fixes
+ * it: the `proxy` permission set's net list in deno.json (a CIDR covering the node IPs will do),
+ * or, for a compiled binary, `deno task compile --api-server IP` for each (it adds the host to
+ * the baked-in net permission).
+ */
+export function unpermittedHealthCheckMessage(
+  unpermitted: readonly string[],
+  bound: readonly string[],
+): string {
+  const ips = unpermitted.map((ip) => `"${ip}"`).join(", ");
+  const where = bound.includes(ALL_ADDRESSES) ? "every address" : bound.join(", ");
+  return `Health check servers cannot listen on the node IPs ${ips}: the net permission lacks ` +
+    `them, so they listen on ${where}. To fix, add them (or a CIDR holding them) to the "proxy" ` +
+    `permission set's net list in deno.json, or build with ` +
+    `"deno task compile ${unpermitted.map((ip) => `--api-server ${ip}`).join(" ")}"`;
 }
 
 /** What the handler reads at request time. */

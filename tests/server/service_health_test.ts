@@ -6,6 +6,7 @@ import {
   createServiceHealthHandler,
   healthCheckAddresses,
   serviceHealthTargets,
+  unpermittedHealthCheckMessage,
 } from "../../lib/server/mod.ts";
 
 /** A LoadBalancer Service; `local` makes it externalTrafficPolicy Local with a health port. */
@@ -141,12 +142,33 @@ Deno.test("createServiceHealthHandler() answers 503 without local endpoints or w
   assert.equal((await sick.json()).serviceProxyHealthy, false);
 });
 
-Deno.test("bindableHealthCheckAddresses() listens everywhere when a node IP may not be bound", () => {
+Deno.test("bindableHealthCheckAddresses() binds the permitted node IPs and reports the others", () => {
   const allowed = new Set(["192.168.0.2"]);
   const canBind = (ip: string) => allowed.has(ip);
-  assert.deepEqual(bindableHealthCheckAddresses(["192.168.0.2"], canBind), ["192.168.0.2"]);
-  assert.deepEqual(bindableHealthCheckAddresses(["192.168.0.2", "fd00::2"], canBind), [
-    ALL_ADDRESSES,
-  ]);
-  assert.deepEqual(bindableHealthCheckAddresses([ALL_ADDRESSES], () => false), [ALL_ADDRESSES]);
+  assert.deepEqual(bindableHealthCheckAddresses(["192.168.0.2"], canBind), {
+    addresses: ["192.168.0.2"],
+    unpermitted: [],
+  });
+  // One family permitted: only it is bound, never the wildcard.
+  assert.deepEqual(bindableHealthCheckAddresses(["192.168.0.2", "fd00::2"], canBind), {
+    addresses: ["192.168.0.2"],
+    unpermitted: ["fd00::2"],
+  });
+  // None permitted: every address, and the caller is told which IPs were missing.
+  assert.deepEqual(bindableHealthCheckAddresses(["192.168.0.3"], canBind), {
+    addresses: [ALL_ADDRESSES],
+    unpermitted: ["192.168.0.3"],
+  });
+  assert.deepEqual(bindableHealthCheckAddresses([ALL_ADDRESSES], () => false), {
+    addresses: [ALL_ADDRESSES],
+    unpermitted: [],
+  });
+});
+
+Deno.test("unpermittedHealthCheckMessage() names the IPs, where it listens and the fix", () => {
+  const msg = unpermittedHealthCheckMessage(["192.168.0.2"], [ALL_ADDRESSES]);
+  assert.match(msg, /"192\.168\.0\.2"/);
+  assert.match(msg, /every address/);
+  assert.match(msg, /"proxy" permission set's net list in deno\.json/);
+  assert.match(msg, /deno task compile --api-server 192\.168\.0\.2/);
 });
