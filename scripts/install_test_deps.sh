@@ -6,7 +6,7 @@ set -euo pipefail
 # qemu-system-x86, xz-utils and apt's download of the kernel and busybox-static packages serve the
 # IPVS guest (scripts/ipvs_vm): this kernel may lack IPVS, so IPVS tests run in a qemu guest.
 PACKAGES=(iptables ipset conntrack nftables iproute2 ipvsadm socat curl kmod procps openssl
-  qemu-system-x86 xz-utils coreutils)
+  qemu-system-x86 xz-utils coreutils nfacct prometheus)
 
 if [[ "$(id -u)" != "0" ]]; then
   echo "install_test_deps: must run as root (uid is $(id -u)): the real-kernel tests need it too" >&2
