@@ -64,16 +64,26 @@ export function resolveBaseSpec(spec: BaseRootfsSpec): Required<BaseRootfsSpec> 
   };
 }
 
-/** The cache key of a spec: the same packages, suite, mirror and variant share one tar. */
+/**
+ * The cache key of a spec: the same packages, suite, mirror and variant share one tar. The
+ * mmdebstrap arguments are part of it, so a change in how the tar is made is never a stale hit.
+ */
 export function baseRootfsKey(spec: BaseRootfsSpec): string {
   const s = resolveBaseSpec(spec);
-  return cacheKey({ packages: s.packages, suite: s.suite, mirror: s.mirror, variant: s.variant });
+  return cacheKey({
+    packages: s.packages,
+    suite: s.suite,
+    mirror: s.mirror,
+    variant: s.variant,
+    args: mmdebstrapArgs(s, "OUTPUT"),
+  });
 }
 
 /**
- * The mmdebstrap arguments that write `spec`'s filesystem to `output` (a .tar): no device nodes
- * (container runtimes mount /dev), no docs, and no host resolv.conf or hostname, so that with
- * SOURCE_DATE_EPOCH set the tar is the same on every machine.
+ * The mmdebstrap arguments that write `spec`'s filesystem to `output` (a .tar): no docs, and no
+ * host resolv.conf or hostname, so that with SOURCE_DATE_EPOCH set the tar is the same on every
+ * machine. /dev keeps mmdebstrap's few standard nodes, as Debian's own images do; runtimes
+ * mount their /dev over it.
  */
 export function mmdebstrapArgs(spec: BaseRootfsSpec, output: string): string[] {
   const s = resolveBaseSpec(spec);
@@ -81,7 +91,6 @@ export function mmdebstrapArgs(spec: BaseRootfsSpec, output: string): string[] {
     "--quiet",
     `--variant=${s.variant}`,
     `--include=${s.packages.join(",")}`,
-    "--skip=output/dev",
     ...EXCLUDED_PATHS.map((p) => `--dpkgopt=path-exclude=${p}`),
     "--dpkgopt=path-include=/usr/share/doc/*/copyright",
     '--customize-hook=rm -f "$1/etc/resolv.conf" "$1/etc/hostname"',

@@ -6,6 +6,7 @@
 export * from "./base_rootfs.ts";
 export * from "./build_image.ts";
 export * from "./cache_key.ts";
+export * from "./chroot.ts";
 export * from "./deno_runtime.ts";
 export * from "./digest.ts";
 export * from "./entrypoint.ts";

@@ -16,6 +16,24 @@ export function proxyRunArgs(args: readonly string[]): string[] {
   return ["run", "-P=proxy", ...runtimeArgs(), "--quiet", `${REPO_ROOT}main.ts`, ...args];
 }
 
+/**
+ * How the program is started: a command, the arguments that make it run the program with the
+ * program's own `args`, and a working directory. The default runs main.ts with this deno; an
+ * image test runs the image's entry point from its root filesystem instead.
+ */
+export interface ProxyProgram {
+  readonly cmd: string;
+  readonly args: (programArgs: readonly string[]) => string[];
+  readonly cwd?: string;
+}
+
+/** main.ts under `deno run -P=proxy` from this repository. */
+export const DENO_RUN_PROGRAM: ProxyProgram = {
+  cmd: Deno.execPath(),
+  args: proxyRunArgs,
+  cwd: REPO_ROOT,
+};
+
 /** Which iptables the node is marked as using, the way kubelet marks it. */
 export type NodeIptablesFlavour = "legacy" | "nft";
 
@@ -31,9 +49,11 @@ export interface SpawnProxyOptions {
   readonly timeoutMs?: number;
   /** Label of the process in the topology's logs; default "proxy". */
   readonly label?: string;
+  /** What runs; default DENO_RUN_PROGRAM. */
+  readonly program?: ProxyProgram;
 }
 
-/** Runs main.ts with exactly `args` in the node namespace and waits until it is ready. */
+/** Runs the program with exactly `args` in the node namespace and waits until it is ready. */
 export async function spawnProxy(
   topo: Topology,
   args: readonly string[],
@@ -49,8 +69,9 @@ export async function spawnProxy(
     "KUBE-IPTABLES-HINT",
   ]);
   if (hint.code !== 0 && !hint.stderr.includes("exists")) throw new Error(hint.stderr);
-  const proc = topo.spawn("node", Deno.execPath(), proxyRunArgs(args), {
-    cwd: REPO_ROOT,
+  const program = options.program ?? DENO_RUN_PROGRAM;
+  const proc = topo.spawn("node", program.cmd, program.args(args), {
+    ...(program.cwd !== undefined ? { cwd: program.cwd } : {}),
     label: options.label ?? "proxy",
     ...(options.env !== undefined ? { env: options.env } : {}),
   });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { loadKubeConfig, resolveCredentials } from "../../lib/k8s/mod.ts";
 import { decodeConfigFile, parseCommandLine, validateConfig } from "../../lib/config/mod.ts";
+import { imageReference } from "../../scripts/image/mod.ts";
 import { configMapFiles, expandArgs, only, readDeployYaml } from "./deploy_files.ts";
 
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -108,4 +109,16 @@ Deno.test("rbac.yaml grants the DaemonSet's service account what kube-proxy need
       );
     }
   }
+});
+
+Deno.test("daemonset.yaml and daemonset-ipvs.yaml run the image `deno task image` tags", () => {
+  const deno = JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)));
+  const ipvsPod = only(readDeployYaml("kubernetes/daemonset-ipvs.yaml"), "DaemonSet").spec
+    .template.spec;
+  const images = [pod, ipvsPod].flatMap((p) =>
+    [...p.containers, ...p.initContainers ?? []].map((c: { image: string }) => c.image)
+  );
+  assert.deepEqual(new Set(images), new Set([imageReference(deno.version)]));
+  // The image's entry point is the program: the proxy container passes only its flags.
+  assert.equal(container.command, undefined);
 });

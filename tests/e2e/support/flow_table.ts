@@ -5,10 +5,10 @@
  * served in iptables mode only). One runner executes a table in the e2e topology.
  */
 import type { ProxyModeName } from "../../../lib/backends/mod.ts";
-import type { PodSpec } from "../../../scripts/netns/mod.ts";
+import type { PodSpec, ProxyProgram } from "../../../scripts/netns/mod.ts";
 import { dumpModeState, E2E_MODES } from "./e2e_modes.ts";
 import { checkFlows, type FlowCheck } from "./flow_check.ts";
-import { withProxy } from "./with_proxy.ts";
+import { type ProxyContext, withProxy } from "./with_proxy.ts";
 
 /** What a case expects, which a mode may override. */
 export type FlowExpectation = Pick<FlowCheck, "expect" | "masq" | "masqSource">;
@@ -41,11 +41,26 @@ export function casesFor(mode: ProxyModeName, cases: readonly FlowCase[]): FlowC
   return cases.map(({ byMode, ...c }) => ({ ...c, ...byMode?.[mode] }));
 }
 
+/** How a table is run; the defaults are those of every mode's flow tests. */
+export interface FlowTableRun {
+  /** Network-namespace prefix; default the mode's tag and the table's stem. */
+  readonly prefix?: string;
+  /** What runs as the proxy; default main.ts under this deno (see spawnProxy). */
+  readonly program?: ProxyProgram;
+  /** More checks after the cases pass, while the proxy still runs in the same topology. */
+  readonly afterCases?: (ctx: ProxyContext) => Promise<void>;
+}
+
 /** Runs one table against `mode` in a fresh topology; a failure prints the mode's rules. */
-export async function runFlowTable(mode: ProxyModeName, table: FlowTable): Promise<void> {
+export async function runFlowTable(
+  mode: ProxyModeName,
+  table: FlowTable,
+  run: FlowTableRun = {},
+): Promise<void> {
   const support = E2E_MODES[mode];
   await withProxy({
-    prefix: `${support.tag}${table.stem}`,
+    prefix: run.prefix ?? `${support.tag}${table.stem}`,
+    ...(run.program !== undefined ? { program: run.program } : {}),
     ipv6: table.ipv6 ?? false,
     pods: table.pods,
     remotePods: table.remotePods ?? [],
@@ -53,9 +68,11 @@ export async function runFlowTable(mode: ProxyModeName, table: FlowTable): Promi
     echo: { tcp: [...table.echo.tcp], udp: [...table.echo.udp] },
     args: [`--proxy-mode=${mode}`, ...table.args ?? []],
     requireCommands: support.commands,
-  }, async ({ topo }) => {
+  }, async (ctx) => {
+    const { topo } = ctx;
     try {
       await checkFlows(topo, casesFor(mode, table.cases));
+      await run.afterCases?.(ctx);
     } catch (err) {
       console.error(await dumpModeState(topo, support));
       throw err;

@@ -3,8 +3,9 @@
  * project's permission set (`-P=proxy`), fed by a manifest directory the test writes.
  */
 import {
+  DENO_RUN_PROGRAM,
   type NodeIptablesFlavour,
-  proxyRunArgs,
+  type ProxyProgram,
   requireCommands,
   requireNetnsSupport,
   type SpawnedProcess,
@@ -84,8 +85,12 @@ export function startProxy(
 }
 
 /** Runs the program once (e.g. `--cleanup`) in the namespace and returns its exit code and output. */
-export async function runProxyOnce(topo: Topology, args: readonly string[]) {
-  return await topo.exec("node", Deno.execPath(), proxyRunArgs(args));
+export async function runProxyOnce(
+  topo: Topology,
+  args: readonly string[],
+  program: ProxyProgram = DENO_RUN_PROGRAM,
+) {
+  return await topo.exec("node", program.cmd, program.args(args));
 }
 
 /** Polls `check` every 100 ms until it returns true or `timeoutMs` passes; returns elapsed ms. */

@@ -5,6 +5,7 @@
 import type {
   EchoPorts,
   NodeIptablesFlavour,
+  ProxyProgram,
   SpawnedProcess,
   TopologyOptions,
 } from "../../../scripts/netns/mod.ts";
@@ -23,6 +24,8 @@ export interface ProxyScenario extends TopologyOptions {
   readonly echo?: EchoPorts | false;
   /** Which iptables the node is marked as using (see spawnProxy); default legacy. */
   readonly flavour?: NodeIptablesFlavour;
+  /** What runs as the proxy (see spawnProxy); default main.ts under this deno. */
+  readonly program?: ProxyProgram;
 }
 
 /** What the body works with. */
@@ -35,11 +38,14 @@ export function withProxy(
   scenario: ProxyScenario,
   body: (ctx: ProxyContext) => Promise<void>,
 ): Promise<void> {
-  const { state, args = [], echo = {}, flavour = "legacy", ...topology } = scenario;
+  const { state, args = [], echo = {}, flavour = "legacy", program, ...topology } = scenario;
   return withTopology({ ...topology, flavour }, async ({ topo, dir }) => {
     await dir.write("cluster.json", state);
     if (echo !== false) await topo.startEchoServers(echo);
-    const proxy = await startProxy(topo, [`--manifests=${dir.path}`, ...args], { flavour });
+    const proxy = await startProxy(topo, [`--manifests=${dir.path}`, ...args], {
+      flavour,
+      ...(program !== undefined ? { program } : {}),
+    });
     await body({ topo, dir, proxy });
   });
 }
