@@ -31,6 +31,7 @@ import { createProxyApp } from "./proxy_app.ts";
 import { type EarlySource, startEarly } from "../source/mod.ts";
 import { createStateIntake, type StateIntake } from "./state_intake.ts";
 import { createStateSource } from "./state_source.ts";
+import { trackerSettings } from "./tracker_settings.ts";
 
 /** What runCommand needs besides the configuration. */
 export interface RunOptions {
@@ -61,7 +62,7 @@ export async function runCommand(
   const metrics = createProxyMetrics(registry);
   const intake = createStateIntake({
     nodeName: config.hostnameOverride,
-    fallbackNodeIPs: config.nodeIPs,
+    settings: trackerSettings(config),
     metrics,
     logger,
   });
@@ -109,7 +110,10 @@ async function runWithSource(started: Started): Promise<void> {
     tuneConntrack({ config: config.conntrack, runner, logger }),
     applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger }),
   ]).then(() => {}, (err) => logger.error("Start-up housekeeping failed", { err }));
-  const modeMetrics = createModeMetrics(registry, mode.name);
+  const modeMetrics = createModeMetrics(registry, mode.name, {
+    ...(prepared.packetCounters !== undefined ? { packetCounters: prepared.packetCounters } : {}),
+    logger,
+  });
   registerProcessMetrics(registry);
   /** The node IPs the net permission lacks, as last reported (one line, not one per sync). */
   let reportedUnpermitted = "";

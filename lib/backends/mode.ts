@@ -30,6 +30,15 @@ export interface ModeContext {
   readonly logger: Logger;
 }
 
+/**
+ * Packet counters the kernel keeps for a mode's own metrics, read at scrape time (iptables
+ * mode's nfacct objects).
+ */
+export interface PacketCounters {
+  /** Packets per kernel object name, for the objects that exist; throws when unreadable. */
+  read(): Promise<ReadonlyMap<string, number>>;
+}
+
 /** A mode whose start checks passed on this node. */
 export interface PreparedMode {
   /** The IP families this node can proxy in this mode. */
@@ -41,6 +50,8 @@ export interface PreparedMode {
    * (iptables and nftables 1.28+, where syncPeriod paces only the canary check).
    */
   readonly fullSyncPeriodMs?: number;
+  /** The kernel's packet counters the mode's metrics read; absent where the node has none. */
+  readonly packetCounters?: PacketCounters;
   /** One backend per family; `metricsFor` gives each family's backend its mode metrics. */
   createBackends(metricsFor: (family: IPFamily) => BackendMetrics): FamilyBackend[];
 }

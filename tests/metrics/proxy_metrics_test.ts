@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { Registry } from "../../lib/metrics/prom.ts";
+import { createMemoryLogger } from "../../lib/log/mod.ts";
+import { NFACCT_COUNTERS } from "../../lib/backends/iptables/mod.ts";
 import {
   createModeMetrics,
   createProxyMetrics,
   maxFdsFromLimits,
   NETWORK_PROGRAMMING_BUCKETS,
+  NFACCT_METRICS,
   type ProcessSource,
   registerProcessMetrics,
   SYNC_DURATION_BUCKETS,
@@ -30,6 +33,7 @@ const UPSTREAM: Record<string, MetricShape> = {
   proxy_healthz_total: { type: "counter", labels: ["code"] },
   proxy_livez_total: { type: "counter", labels: ["code"] },
   conntrack_reconciler_deleted_entries_total: { type: "counter", labels: ["ip_family"] },
+  conntrack_reconciler_sync_duration_seconds: { type: "histogram", labels: ["ip_family"] },
 };
 
 const RESTORE_FAILURES = "sync_proxy_rules_iptables_restore_failures_total";
@@ -38,6 +42,9 @@ const family = { type: "counter", labels: ["ip_family"] };
 /** What each mode registers besides the core set, as upstream's RegisterMetrics(mode). */
 const MODE_ONLY: Record<"iptables" | "ipvs" | "nftables", Record<string, MetricShape>> = {
   iptables: {
+    // nfacct-backed, registered when the node has nfacct (see the packet counter tests).
+    iptables_ct_state_invalid_dropped_packets_total: { type: "counter", labels: [] },
+    iptables_localhost_nodeports_accepted_packets_total: { type: "counter", labels: [] },
     sync_full_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
     sync_partial_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
     sync_proxy_rules_iptables_total: { type: "gauge", labels: ["ip_family", "table"] },
@@ -46,6 +53,8 @@ const MODE_ONLY: Record<"iptables" | "ipvs" | "nftables", Record<string, MetricS
   },
   ipvs: { [RESTORE_FAILURES]: family },
   nftables: {
+    sync_full_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
+    sync_partial_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
     sync_proxy_rules_nftables_sync_failures_total: family,
     sync_proxy_rules_nftables_cleanup_failures_total: family,
   },
@@ -73,10 +82,68 @@ for (const mode of ["iptables", "ipvs", "nftables"] as const) {
   Deno.test(`createModeMetrics() registers ${mode} mode's metrics as upstream does, no others`, async () => {
     const registry = new Registry();
     createProxyMetrics(registry);
-    createModeMetrics(registry, mode);
+    createModeMetrics(registry, mode, { packetCounters: countersOf(new Map()) });
     await assertRegistered(registry, { ...UPSTREAM, ...MODE_ONLY[mode] });
   });
 }
+
+/** Kernel packet counters that hold `packets` (name -> count); a null map fails every read. */
+function countersOf(packets: Map<string, number> | null) {
+  return {
+    reads: 0,
+    read() {
+      this.reads++;
+      return packets === null
+        ? Promise.reject(new Error("nfacct: Operation not permitted"))
+        : Promise.resolve(new Map(packets));
+    },
+  };
+}
+
+Deno.test("createModeMetrics() leaves the nfacct counters out where the node has no nfacct", async () => {
+  const registry = new Registry();
+  createProxyMetrics(registry);
+  createModeMetrics(registry, "iptables");
+  const { iptables_ct_state_invalid_dropped_packets_total: _a, ...rest } = MODE_ONLY.iptables;
+  const { iptables_localhost_nodeports_accepted_packets_total: _b, ...withoutNfacct } = rest;
+  await assertRegistered(registry, { ...UPSTREAM, ...withoutNfacct });
+});
+
+Deno.test("the nfacct counters report the kernel's packet counts, read once per scrape", async () => {
+  const registry = new Registry();
+  const packets = new Map([["ct_state_invalid_dropped_pkts", 3], [
+    "localhost_nps_accepted_pkts",
+    7,
+  ]]);
+  const counters = countersOf(packets);
+  createModeMetrics(registry, "iptables", { packetCounters: counters });
+  const text = await registry.metrics();
+  assert.match(text, /^# TYPE kubeproxy_iptables_ct_state_invalid_dropped_packets_total counter$/m);
+  assert.match(text, /^kubeproxy_iptables_ct_state_invalid_dropped_packets_total 3$/m);
+  assert.match(text, /^kubeproxy_iptables_localhost_nodeports_accepted_packets_total 7$/m);
+  assert.equal(counters.reads, 1);
+});
+
+Deno.test("an nfacct counter that cannot be read is logged and shows no sample", async () => {
+  const registry = new Registry();
+  const logger = createMemoryLogger();
+  // One object missing; then nfacct failing altogether.
+  const missing = countersOf(new Map([["localhost_nps_accepted_pkts", 2]]));
+  createModeMetrics(registry, "iptables", { packetCounters: missing, logger });
+  const text = await registry.metrics();
+  assert.doesNotMatch(text, /^kubeproxy_iptables_ct_state_invalid_dropped_packets_total /m);
+  assert.match(text, /^kubeproxy_iptables_localhost_nodeports_accepted_packets_total 2$/m);
+  assert.match(logger.lines.join("\n"), /Failed to collect nfacct counter.*ct_state_invalid/);
+
+  const failing = new Registry();
+  createModeMetrics(failing, "iptables", { packetCounters: countersOf(null), logger });
+  const none = await failing.metrics();
+  assert.doesNotMatch(none, /^kubeproxy_iptables_\w+_packets_total \d/m);
+});
+
+Deno.test("NFACCT_METRICS reads the nfacct objects iptables mode makes and its rules feed", () => {
+  assert.deepEqual(NFACCT_METRICS.map((m) => m.counter), [...NFACCT_COUNTERS]);
+});
 
 Deno.test("createProxyMetrics() registers every upstream metric with its type and labels", async () => {
   const registry = new Registry();

@@ -18,6 +18,7 @@ const MATCH_OPTIONS: Readonly<Record<string, Readonly<Record<string, boolean>>>>
   conntrack: { "--ctstate": true },
   mark: { "--mark": true },
   statistic: { "--mode": true, "--probability": true },
+  nfacct: { "--nfacct-name": true },
   recent: { "--name": true, "--set": false, "--rcheck": false, "--seconds": true, "--reap": false },
 };
 
@@ -123,6 +124,11 @@ function matchText(name: string, opts: readonly Option[], family: IPFamily): str
       const printed = p?.value === undefined ? undefined : probability(p.value);
       if (mode?.value !== "random" || printed === undefined || p?.negated) return undefined;
       return ` --mode random --probability ${printed}`;
+    }
+    case "nfacct": {
+      // iptables' nfacct save prints two spaces before the name.
+      const n = get("--nfacct-name");
+      return n?.value === undefined || n.negated ? undefined : ` --nfacct-name  ${n.value}`;
     }
     case "recent": {
       const n = get("--name"), seconds = get("--seconds");

@@ -5,6 +5,7 @@ export * from "./cleanup.ts";
 export * from "./flavour.ts";
 export * from "./jump_chains.ts";
 export * from "./local_detector.ts";
+export * from "./nfacct.ts";
 export * from "./proxier.ts";
 export * from "./render.ts";
 export * from "./render_endpoints.ts";

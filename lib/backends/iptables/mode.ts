@@ -13,6 +13,7 @@ import { cleanupIptables } from "./cleanup.ts";
 import { detectIptablesFlavour, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { localTrafficDetector } from "./local_detector.ts";
 import { createIptablesProxier } from "./proxier.ts";
+import { createNfacctClient, NFACCT_COUNTERS, probeNfacct } from "./nfacct.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
 import { renderFullRestore } from "./restore_payload.ts";
 
@@ -92,9 +93,19 @@ export const iptablesMode: ProxyMode = {
     if (families.includes("IPv4") && config.iptables.localhostNodePorts) {
       await enableRouteLocalnet(runner, logger);
     }
+    const nfacct = createNfacctClient(runner, logger);
+    const hasNfacct = await probeNfacct(nfacct, logger);
     return {
       families,
-      details: { flavour },
+      details: { flavour, nfacct: hasNfacct },
+      ...(hasNfacct
+        ? {
+          packetCounters: {
+            read: async () =>
+              new Map([...await nfacct.list()].map(([name, c]) => [name, c.packets])),
+          },
+        }
+        : {}),
       createBackends: (metricsFor) =>
         families.map((family) => {
           const metrics = metricsFor(family);
@@ -106,6 +117,7 @@ export const iptablesMode: ProxyMode = {
             logger,
             metrics,
             listLocalAddresses: ipCommandAddressLister(runner),
+            ...(hasNfacct ? { ensureNfacct: () => nfacct.ensure(NFACCT_COUNTERS) } : {}),
           });
           return { family, backend, metrics };
         }),

@@ -45,6 +45,12 @@ export interface IptablesProxierOptions extends IptablesRenderOptions {
    * upstream does). Without it, `localAddresses` or the node IPs stand in.
    */
   readonly listLocalAddresses?: LocalAddressLister;
+  /**
+   * Makes the nfacct objects the rules count into and says which exist, before every full
+   * sync as upstream does (someone may have deleted one, and a rule naming a missing object
+   * fails the restore). Absent where the node has no nfacct: the rules go without the match.
+   */
+  readonly ensureNfacct?: () => Promise<ReadonlySet<string>>;
 }
 
 /**
@@ -84,6 +90,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   let ownedChains: ReadonlySet<string> = new Set<string>();
   /** Digests of the top-level chains the last successful restore left in place. */
   let applied: TopLevelDigests | undefined;
+  /** The nfacct objects the rules count into, as the last full sync found them. */
+  let nfacctCounters: ReadonlySet<string> = new Set<string>();
   /** How long the last render took (its own CPU time, not the writes); none before the first. */
   let lastRenderMs: number | undefined;
 
@@ -148,18 +156,20 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
   const withLocalAddresses = async (state: ProxyState): Promise<IptablesRenderOptions> => {
     const lister = options.listLocalAddresses;
     const cidrs = (options.nodePortAddresses ?? []).filter((a) => a !== "primary");
-    if (lister === undefined || cidrs.length === 0) return { ...options, chainNames };
+    if (lister === undefined || cidrs.length === 0) {
+      return { ...options, chainNames, nfacctCounters };
+    }
     try {
       const found = await lister(state.family);
       const localAddresses = [...new Set([...found, ...state.node.ips])];
-      return { ...options, chainNames, localAddresses };
+      return { ...options, chainNames, nfacctCounters, localAddresses };
     } catch (err) {
       // Upstream logs and goes on with what it has; NodePorts on the node IPs still work.
       logger.error("Failed to list the node's addresses for nodePortAddresses", {
         family: state.family,
         err,
       });
-      return { ...options, chainNames };
+      return { ...options, chainNames, nfacctCounters };
     }
   };
 
@@ -203,6 +213,15 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
       if (kept === undefined) include.add(key);
       return true;
     };
+    if (full && options.ensureNfacct !== undefined) {
+      try {
+        nfacctCounters = await options.ensureNfacct();
+      } catch (err) {
+        // Without the objects the matches would fail the restore: leave them out this time.
+        nfacctCounters = new Set();
+        logger.error("Failed to ensure the nfacct counters; rules go without them", { err });
+      }
+    }
     const renderOptions = await withLocalAddresses(state);
     let tables: TableReads | undefined;
     let rules: IptablesRenderSummary | undefined;

@@ -21,6 +21,7 @@ import {
 } from "./render_options.ts";
 import { type OwnedLine, quoted, RuleBuffers, type RulePart } from "./rule_buffer.ts";
 import { renderServicePort } from "./render_service.ts";
+import { CT_STATE_INVALID_DROPPED_COUNTER } from "./nfacct.ts";
 import { ChainNameCache } from "./chain_name_cache.ts";
 
 /** Upstream switches to "large cluster mode" (no per-endpoint comments) above this. */
@@ -162,7 +163,12 @@ function writeTail(b: RuleBuffers, config: ResolvedRenderConfig): void {
   }
 
   if (!config.conntrackTCPLiberal) {
-    b.filter("-A", KUBE_FORWARD, "-m", "conntrack", "--ctstate", "INVALID", "-j", "DROP");
+    // Drop INVALID packets, which could otherwise reset connections (upstream's rule, counted
+    // into its nfacct object when the node has it).
+    const counted = config.countInvalidDropped
+      ? ["-m", "nfacct", "--nfacct-name", CT_STATE_INVALID_DROPPED_COUNTER]
+      : [];
+    b.filter("-A", KUBE_FORWARD, "-m", "conntrack", "--ctstate", "INVALID", counted, "-j", "DROP");
   }
   const mark = config.masqueradeMark;
   b.filter(

@@ -7,6 +7,10 @@ import { masqueradeMarkText } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import type { ChainNameCache } from "./chain_name_cache.ts";
 import { type DetectLocalMode, localTrafficDetector } from "./local_detector.ts";
+import {
+  CT_STATE_INVALID_DROPPED_COUNTER,
+  LOCALHOST_NODEPORTS_ACCEPTED_COUNTER,
+} from "./nfacct.ts";
 
 /** What the renderer needs besides the ProxyState; every field has upstream's default. */
 export interface IptablesRenderOptions {
@@ -39,6 +43,12 @@ export interface IptablesRenderOptions {
   /** nf_conntrack_tcp_be_liberal is set, so INVALID packets must not be dropped. */
   readonly conntrackTCPLiberal?: boolean;
   /**
+   * The nfacct objects this node has (see nfacct.ts): the rules that feed one get its
+   * `-m nfacct --nfacct-name NAME` match. Default none, so `render` and nodes without nfacct
+   * get rules without it.
+   */
+  readonly nfacctCounters?: ReadonlySet<string>;
+  /**
    * Memo of chain-name hashes, kept across renders by a proxier; default a fresh cache per
    * render. It never changes the output, only how often SHA-256 runs.
    */
@@ -58,6 +68,13 @@ export interface ResolvedRenderConfig {
   readonly localhostNodePorts: boolean;
   readonly randomFully: boolean;
   readonly conntrackTCPLiberal: boolean;
+  /** The INVALID-state drop rule counts into the ct_state_invalid_dropped_pkts nfacct object. */
+  readonly countInvalidDropped: boolean;
+  /**
+   * Each NodePort gets a 127.0.0.0/8 rule ahead of its own that counts into the
+   * localhost_nps_accepted_pkts nfacct object (IPv4 with localhost NodePorts only).
+   */
+  readonly countLocalhostNodePorts: boolean;
   /** null = NodePorts on every local address; otherwise the node IPs they are bound to. */
   readonly nodePortIPs: readonly string[] | null;
   /** The node's IPs of this family (loadBalancerSourceRanges allow-from-node check). */
@@ -105,6 +122,9 @@ export function resolveRenderConfig(
     localhostNodePorts,
     randomFully: options.randomFully ?? true,
     conntrackTCPLiberal: options.conntrackTCPLiberal ?? false,
+    countInvalidDropped: options.nfacctCounters?.has(CT_STATE_INVALID_DROPPED_COUNTER) ?? false,
+    countLocalhostNodePorts: localhostNodePorts &&
+      (options.nfacctCounters?.has(LOCALHOST_NODEPORTS_ACCEPTED_COUNTER) ?? false),
     nodePortIPs,
     nodeIPs,
   };

@@ -4,6 +4,7 @@
  * service's own SVC/SVL/EXT/FW/SEP chains (render_service_chains.ts; owned by the service
  * port, and only counted, not written, when the caller says it need not be rewritten).
  */
+import { LOCALHOST_NODEPORTS_ACCEPTED_COUNTER } from "./nfacct.ts";
 import {
   externallyAccessible as isExternallyAccessible,
   servicePortNameString,
@@ -166,7 +167,24 @@ export function renderServicePort(
   // Capture NodePorts. (They are not subject to loadBalancerSourceRanges, as upstream.)
   if (info.nodePort !== 0) {
     const nodePortMatch: RulePart = [...proto, "--dport", String(info.nodePort)];
-    if (hasEndpoints) capture(KUBE_NODEPORTS, name, nodePortMatch, chains.external);
+    if (hasEndpoints) {
+      if (ctx.config.countLocalhostNodePorts) {
+        // The same jump for 127.0.0.0/8 first, only to count localhost NodePort packets.
+        const counted: RulePart = [
+          ...proto,
+          "-d",
+          "127.0.0.0/8",
+          "--dport",
+          String(info.nodePort),
+          "-m",
+          "nfacct",
+          "--nfacct-name",
+          LOCALHOST_NODEPORTS_ACCEPTED_COUNTER,
+        ];
+        capture(KUBE_NODEPORTS, name, counted, chains.external);
+      }
+      capture(KUBE_NODEPORTS, name, nodePortMatch, chains.external);
+    }
     if (!hasExternalEndpoints) {
       filterExternal(["-m", "addrtype", "--dst-type", "LOCAL", ...nodePortMatch]);
     }

@@ -58,6 +58,8 @@ const MODULES = new Set([
   "recent",
   "mark",
   "conntrack",
+  // Accounting only (upstream's packet counters): it matches every packet.
+  "nfacct",
 ]);
 
 function unquote(w: string): string {
@@ -188,6 +190,7 @@ export function compileRule(rule: IptablesRule): CompiledRule {
         break;
       case "--name":
       case "--mask":
+      case "--nfacct-name":
         i++;
         break;
       case "--rcheck":

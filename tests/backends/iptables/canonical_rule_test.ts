@@ -50,3 +50,21 @@ Deno.test("ruleWords() keeps a quoted word whole, with its escapes undone", () =
   ]);
   assert.equal(ruleWords('-A C "open'), undefined);
 });
+
+Deno.test("canonicalRule() prints the nfacct match as iptables-save does (two spaces)", () => {
+  // As iptables 1.8.9 (legacy and nft) printed these back on this kernel.
+  assert.equal(
+    canonicalRule(
+      "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP",
+      "IPv4",
+    ),
+    "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name  ct_state_invalid_dropped_pkts -j DROP",
+  );
+  assert.equal(
+    canonicalRule(
+      "-A KUBE-NODEPORTS -m comment --comment ns1/svc1:p80 -m tcp -p tcp -d 127.0.0.0/8 --dport 30080 -m nfacct --nfacct-name localhost_nps_accepted_pkts -j KUBE-EXT-X",
+      "IPv4",
+    ),
+    '-A KUBE-NODEPORTS -d 127.0.0.0/8 -p tcp -m comment --comment "ns1/svc1:p80" -m tcp --dport 30080 -m nfacct --nfacct-name  localhost_nps_accepted_pkts -j KUBE-EXT-X',
+  );
+});
