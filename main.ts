@@ -1,6 +1,7 @@
 /** deno-kube-proxy: wiring only. Parses the command line and runs the chosen command. */
 import { CommandFailure } from "./lib/app/command_failure.ts";
 import { cleanupCommand, renderCommand, writeConfigCommand } from "./lib/app/commands.ts";
+import { initOnlyCommand } from "./lib/app/init_command.ts";
 import { runCommand } from "./lib/app/run_command.ts";
 import { ConfigError, helpText, parseCommandLine, VERSION } from "./lib/config/mod.ts";
 import { denoCommandRunner } from "./lib/exec/mod.ts";
@@ -31,10 +32,13 @@ async function main(args: string[]): Promise<number> {
         console.log(`deno-kube-proxy ${VERSION}`);
         return 0;
       case "write-config":
-        await writeConfigCommand(config, cl.writeConfigTo);
+        await writeConfigCommand(config, cl.writeConfigTo, logger);
         return 0;
       case "cleanup":
         await cleanupCommand(denoCommandRunner, logger);
+        return 0;
+      case "init-only":
+        await initOnlyCommand(config, denoCommandRunner, logger);
         return 0;
       case "render":
         await Deno.stdout.write(new TextEncoder().encode(await renderCommand(config, logger)));

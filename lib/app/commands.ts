@@ -2,10 +2,11 @@
 import { CLEANUP_ORDER, cleanupModes, loadMode, ModeUnavailableError } from "../backends/mod.ts";
 import { configToYaml, type ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
-import type { Logger } from "../log/mod.ts";
+import { errorMessage, type Logger } from "../log/mod.ts";
 import type { IPFamily } from "../proxy/mod.ts";
 import { CommandFailure } from "./command_failure.ts";
 import { loadManifestState } from "./initial_state.ts";
+import { trackerSettings } from "./tracker_settings.ts";
 
 /** Runs `fn`, turning a mode's "cannot run" into the CommandFailure main.ts exits with. */
 export async function asCommandFailure<T>(fn: () => T | Promise<T>): Promise<T> {
@@ -25,7 +26,7 @@ export async function renderCommand(config: ProxyConfig, logger: Logger): Promis
   const tracker = await loadManifestState(
     config.manifests,
     config.hostnameOverride,
-    config.nodeIPs,
+    trackerSettings(config),
     logger,
   );
   // IPv4 always; IPv6 only when the state has IPv6 services.
@@ -49,7 +50,41 @@ export async function cleanupCommand(runner: CommandRunner, logger: Logger): Pro
   }
 }
 
-/** Writes the defaulted configuration as YAML. */
-export async function writeConfigCommand(config: ProxyConfig, path: string): Promise<void> {
-  await Deno.writeTextFile(path, configToYaml(config));
+/**
+ * Where `--write-config-to` can write under the program's own permission set (deno.json
+ * `permissions.proxy.write`, also baked into the compiled binary): kube-proxy's config folder,
+ * which the read list also holds, so the file can be passed to --config as it is.
+ */
+export const WRITE_CONFIG_DIR = "/var/lib/kube-proxy";
+
+/** Checks whether this process may write `path`; the default asks Deno without prompting. */
+export type WritePermission = (path: string) => boolean;
+
+const denoWritePermission: WritePermission = (path) =>
+  Deno.permissions.querySync({ name: "write", path }).state === "granted";
+
+/**
+ * Writes the configuration as YAML, as upstream's writeConfigFile does. A path the permission
+ * set does not cover, or one that cannot be written, fails with exit code 1 and says why.
+ */
+export async function writeConfigCommand(
+  config: ProxyConfig,
+  path: string,
+  logger: Logger,
+  mayWrite: WritePermission = denoWritePermission,
+): Promise<void> {
+  if (!mayWrite(path)) {
+    throw new CommandFailure(
+      `Cannot write --write-config-to "${path}": the "proxy" permission set allows writing ` +
+        `only under ${WRITE_CONFIG_DIR} (deno.json permissions.proxy.write); expected a path ` +
+        `there, such as "${WRITE_CONFIG_DIR}/config.yaml"`,
+      1,
+    );
+  }
+  try {
+    await Deno.writeTextFile(path, configToYaml(config));
+  } catch (err) {
+    throw new CommandFailure(`Cannot write --write-config-to "${path}": ${errorMessage(err)}`, 1);
+  }
+  logger.info("Wrote configuration", { file: path });
 }

@@ -2,17 +2,18 @@
 import type { Logger } from "../log/mod.ts";
 import { createProxyTracker, type ProxyTracker } from "../proxy/mod.ts";
 import { createManifestSource } from "../source/mod.ts";
+import type { TrackerSettings } from "./tracker_settings.ts";
 
 /** Reads `path` into a fresh tracker and stops the source again. */
 export async function loadManifestState(
   path: string,
   nodeName: string,
-  fallbackNodeIPs: readonly string[],
+  settings: TrackerSettings,
   logger: Logger,
 ): Promise<ProxyTracker> {
   const tracker = createProxyTracker({
+    ...settings,
     nodeName,
-    fallbackNodeIPs,
     onInvalid: (kind, key, reason) =>
       logger.error("Skipping invalid object", { kind, object: key, reason }),
   });

@@ -8,6 +8,7 @@ import type { ProxyMetrics } from "../metrics/mod.ts";
 import { createProxyTracker, type ProxyTracker } from "../proxy/mod.ts";
 import type { ObjectEvent } from "../source/mod.ts";
 import { type Clock, systemClock } from "../sync/mod.ts";
+import type { TrackerSettings } from "./tracker_settings.ts";
 
 /** What createStateIntake needs. */
 export interface StateIntakeOptions {
@@ -15,6 +16,8 @@ export interface StateIntakeOptions {
   readonly nodeName: string;
   /** --node-ip: the node's addresses when the Node object gives none of a family. */
   readonly fallbackNodeIPs?: readonly string[];
+  /** --bind-address and the feature gates' say (trackerSettings); default none. */
+  readonly settings?: TrackerSettings;
   readonly metrics: ProxyMetrics;
   readonly logger: Logger;
   readonly clock?: Clock;
@@ -31,8 +34,9 @@ export interface StateIntake {
 export function createStateIntake(options: StateIntakeOptions): StateIntake {
   const { metrics, logger } = options;
   const tracker = createProxyTracker({
+    ...options.settings,
     nodeName: options.nodeName,
-    fallbackNodeIPs: options.fallbackNodeIPs ?? [],
+    fallbackNodeIPs: options.fallbackNodeIPs ?? options.settings?.fallbackNodeIPs ?? [],
     // Changes made before we started would report huge latencies from the initial list.
     startTimeMs: (options.clock ?? systemClock).now(),
     onInvalid: (kind, key, reason) => {

@@ -24,6 +24,7 @@ import {
 } from "../trace/mod.ts";
 import { CommandFailure } from "./command_failure.ts";
 import { loadManifestState } from "./initial_state.ts";
+import { trackerSettings } from "./tracker_settings.ts";
 import { createStateSource } from "./state_source.ts";
 
 /** Exit code when the node's rules disagree with the cluster state. */
@@ -50,8 +51,8 @@ async function stateFromApi(
   logger: Logger,
 ): Promise<ProxyState> {
   const tracker = createProxyTracker({
+    ...trackerSettings(config),
     nodeName: config.hostnameOverride,
-    fallbackNodeIPs: config.nodeIPs,
   });
   const factory = createStateSource(config, logger, { postStartingEvent: false });
   const abort = new AbortController();
@@ -82,7 +83,7 @@ export async function loadTraceState(
   const tracker = await loadManifestState(
     config.manifests,
     config.hostnameOverride,
-    config.nodeIPs,
+    trackerSettings(config),
     logger,
   );
   return tracker.snapshot(family);

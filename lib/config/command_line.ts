@@ -50,14 +50,15 @@ function describe(
   configFile: string,
   texts: ReadonlyMap<string, string>,
 ): string {
+  const tail = issue.reason ?? `expected ${issue.expected}`;
   if (configFile === "" && issue.flag !== undefined) {
     // Quote the value as the user typed it when a single flag set it.
     const typed = texts.get(issue.flag.slice(2));
     const value = typed !== undefined && !typed.includes(",") ? typed : issue.value;
-    return `Invalid ${issue.flag} "${value}": expected ${issue.expected}`;
+    return `Invalid ${issue.flag} "${value}": ${tail}`;
   }
   const where = configFile === "" ? "" : ` in ${configFile}`;
-  return `Invalid ${issue.field} "${issue.value}"${where}: expected ${issue.expected}`;
+  return `Invalid ${issue.field} "${issue.value}"${where}: ${tail}`;
 }
 
 /** Upstream's node-name rule: trimmed and lower-cased; an all-blank override is an error. */
@@ -78,6 +79,8 @@ function pickCommand(
 ): Command {
   if (values.get("write-config-to")) return "write-config";
   if (values.get("cleanup") === true) return "cleanup";
+  // Upstream's order: --write-config-to, then --cleanup, then --init-only.
+  if (values.get("init-only") === true && subcommand === null) return "init-only";
   return subcommand ?? "run";
 }
 

@@ -157,3 +157,14 @@ export function resolveModeFields(config: ProxyConfig): void {
   config.masqueradeAll = masq.masqueradeAll;
   config.masqueradeBit = masq.masqueradeBit;
 }
+
+/**
+ * The node's primary IP that `bindAddress` overrides, as upstream's detectNodeIPs reads it: any
+ * address but the unspecified ones (0.0.0.0, ::); null when it overrides nothing.
+ */
+export function primaryNodeIPOverride(bindAddress: string): string | null {
+  const family = ipFamily(bindAddress);
+  if (family === null) return null;
+  const unspecified = family === "IPv4" ? /^0+(\.0+){3}$/ : /^[0:]+$/;
+  return unspecified.test(bindAddress) ? null : bindAddress;
+}

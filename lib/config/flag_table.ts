@@ -3,7 +3,7 @@
  * configuration. The parser, the precedence rules and `--help` all read this one table.
  */
 import { getPath, LOCAL_MODES, LOGGING_FORMATS, PROXY_MODES, setPath } from "./schema.ts";
-import type { ProxyConfig } from "./types.ts";
+import type { ProxyConfig, VModuleItem } from "./types.ts";
 
 /** How a flag's text is parsed. */
 export type FlagKind =
@@ -18,10 +18,17 @@ export type FlagKind =
   | "map"
   | "ip"
   | "ipList"
-  | "hostPort";
+  | "hostPort"
+  | "vmodule";
 
 /** A parsed flag value. */
-export type FlagValue = string | number | boolean | string[] | Record<string, boolean>;
+export type FlagValue =
+  | string
+  | number
+  | boolean
+  | string[]
+  | Record<string, boolean>
+  | VModuleItem[];
 
 /**
  * Which flags a config file overrides. "config": ignored when `--config` is given (upstream's
@@ -98,6 +105,7 @@ const TYPE_NAMES: Readonly<Record<FlagKind, string>> = {
   ip: "ip",
   ipList: "ips",
   hostPort: "ip:port",
+  vmodule: "pattern=N,...",
 };
 
 /** All flags, sorted by name as `--help` prints them. */
@@ -107,6 +115,8 @@ export const FLAGS: readonly FlagSpec[] = [
     "Override of the node's primary IP (no socket is bound to it)."),
   flag("bind-address-hard-fail", "bool", C, "false", "bindAddressHardFail",
     "Exit when a server cannot bind its port."),
+  flag("boot-id-file", "string", "meta", "/proc/sys/kernel/random/boot_id", [],
+    "Comma-separated files to read the boot ID from; kube-proxy never reads them."),
   flag("cleanup", "bool", "meta", "false", [],
     "Remove the iptables, IPVS and nftables state of every mode, then exit."),
   flag("cluster-cidr", "list", C, "", "clusterCIDRs", { lastWins: true },
@@ -145,6 +155,8 @@ export const FLAGS: readonly FlagSpec[] = [
     "Print this help and exit."),
   flag("hostname-override", "string", "meta", "", [],
     "Node name to use instead of the host name (also applies with --config)."),
+  flag("init-only", "bool", "meta", "false", [],
+    "Apply the node settings that need full root privileges (sysctls), then exit."),
   flag("iptables-localhost-nodeports", "bool", C, "true", "iptables.localhostNodePorts",
     "Accept NodePort traffic to 127.0.0.0/8 (iptables mode, IPv4 only)."),
   flag("iptables-masquerade-bit", "int32", C, "14", "iptables.masqueradeBit",
@@ -180,8 +192,20 @@ export const FLAGS: readonly FlagSpec[] = [
     "Requests per second allowed towards the API server."),
   flag("kubeconfig", "string", C, "", "clientConnection.kubeconfig",
     "Path of a kubeconfig file (--master overrides its server)."),
+  flag("log-flush-frequency", "duration", "logging", "5s", "logging.flushFrequencyMs",
+    "Most time between log flushes (lines are written at once)."),
+  flag("log-json-info-buffer-size", "string", "logging", "0", "logging.options.json.infoBufferSize",
+    "Size of the info stream buffer with --log-json-split-stream; only 0 is supported."),
+  flag("log-json-split-stream", "bool", "logging", "false", "logging.options.json.splitStream",
+    "Write error messages to stderr and info messages to stdout; not supported."),
+  flag("log-text-info-buffer-size", "string", "logging", "0", "logging.options.text.infoBufferSize",
+    "Size of the info stream buffer with --log-text-split-stream; only 0 is supported."),
+  flag("log-text-split-stream", "bool", "logging", "false", "logging.options.text.splitStream",
+    "Write error messages to stderr and info messages to stdout; not supported."),
   flag("logging-format", "enum", "logging", "text", "logging.format", { values: LOGGING_FORMATS },
     "Log line format: text or json."),
+  flag("machine-id-file", "string", "meta", "/etc/machine-id,/var/lib/dbus/machine-id", [],
+    "Comma-separated files to read the machine ID from; kube-proxy never reads them."),
   flag("manifests", "string", "always", "", "manifests",
     "File or directory of Service, EndpointSlice and Node objects used instead of an API server."),
   flag("masquerade-all", "bool", C, "false", ["iptables.masqueradeAll", "nftables.masqueradeAll"],
@@ -205,7 +229,7 @@ export const FLAGS: readonly FlagSpec[] = [
   flag("pod-interface-name-prefix", "string", C, "", "detectLocal.interfaceNamePrefix",
     "Interface name prefix whose traffic is local, for --detect-local-mode InterfaceNamePrefix."),
   flag("profiling", "bool", C, "false", "enableProfiling",
-    "Serve /debug/pprof on the metrics server (accepted; not implemented)."),
+    "Serve /debug/pprof on the metrics server; not supported (Go's profiler)."),
   flag("proxy-mode", "enum", C, "iptables", "mode", { values: PROXY_MODES },
     `Proxy mode: ${PROXY_MODES.join(", ")}.`),
   flag("rendered", "bool", "meta", "false", [],
@@ -220,6 +244,8 @@ export const FLAGS: readonly FlagSpec[] = [
     "Log verbosity."),
   flag("version", "bool", "meta", "", [],
     "Print the version and exit."),
+  flag("vmodule", "vmodule", "logging", "", "logging.vmodule",
+    "Per-file verbosity, pattern=N,...; not supported (the patterns name Go source files)."),
   flag("write-config-to", "string", "meta", "", [],
     "Write the resulting configuration as YAML to this file and exit."),
 ];

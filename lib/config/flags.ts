@@ -7,7 +7,7 @@
 import { canonicalIP, ipFamily, joinHostPort } from "../net/mod.ts";
 import { parseDuration } from "./duration.ts";
 import { FLAGS_BY_NAME, FLAGS_BY_SHORTHAND, type FlagSpec, type FlagValue } from "./flag_table.ts";
-import { ConfigError } from "./types.ts";
+import { ConfigError, type VModuleItem } from "./types.ts";
 
 /** The flags given on a command line, by long name, and the positional arguments. */
 export interface ParsedFlags {
@@ -73,6 +73,16 @@ function parseMap(text: string): Record<string, boolean> | null {
   return out;
 }
 
+function parseVModule(text: string): VModuleItem[] | null {
+  const items: VModuleItem[] = [];
+  for (const pair of splitList(text)) {
+    const m = /^([^=]+)=(\d+)$/.exec(pair);
+    if (m === null) return null;
+    items.push({ filePath: m[1]!, verbosity: Number(m[2]) });
+  }
+  return items;
+}
+
 /** Converts a flag's text to its typed value, or says what was expected. */
 function parseValue(spec: FlagSpec, text: string): Parsed {
   const or = (value: FlagValue | null, expected: string): Parsed =>
@@ -112,6 +122,8 @@ function parseValue(spec: FlagSpec, text: string): Parsed {
       return or(parseIPList(text), 'one IP or an IPv4,IPv6 pair such as "192.168.0.2,fd00::2"');
     case "hostPort":
       return or(parseHostPort(text.trim()), 'an IP or IP:port such as "0.0.0.0:10256"');
+    case "vmodule":
+      return or(parseVModule(text), 'comma-separated pattern=N pairs such as "proxier*=4"');
   }
 }
 
@@ -119,7 +131,7 @@ function store(values: Map<string, FlagValue>, spec: FlagSpec, value: FlagValue)
   const previous = values.get(spec.name);
   // pflag: repeating a slice or map flag accumulates; any other flag keeps the last value.
   if (spec.kind === "list" && !spec.lastWins && Array.isArray(previous)) {
-    values.set(spec.name, [...previous, ...(value as string[])]);
+    values.set(spec.name, [...(previous as string[]), ...(value as string[])]);
   } else if (spec.kind === "map" && typeof previous === "object") {
     values.set(spec.name, {
       ...(previous as Record<string, boolean>),
@@ -152,7 +164,8 @@ export function parseFlags(args: readonly string[]): ParsedFlags {
     let spec: FlagSpec | undefined;
     if (long) {
       const eq = body.indexOf("=");
-      name = eq === -1 ? body : body.slice(0, eq);
+      // Upstream normalises "_" to "-" in flag names (--iptables_sync_period works).
+      name = (eq === -1 ? body : body.slice(0, eq)).replaceAll("_", "-");
       inline = eq === -1 ? undefined : body.slice(eq + 1);
       spec = FLAGS_BY_NAME.get(name);
     } else {

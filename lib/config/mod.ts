@@ -21,7 +21,14 @@ export { ConfigError } from "./types.ts";
 export { parseCommandLine, type ParseCommandLineOptions } from "./command_line.ts";
 export { decodeConfigFile } from "./config_file.ts";
 export { configToYaml } from "./config_yaml.ts";
-export { defaultConfig } from "./defaults.ts";
+export { defaultConfig, primaryNodeIPOverride } from "./defaults.ts";
+export {
+  checkFeatureGates,
+  FEATURE_GATES,
+  featureEnabled,
+  type FeatureGateSpec,
+  type FeatureStage,
+} from "./feature_gates.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export { helpText, VERSION } from "./help.ts";
 export { validateConfig, type ValidationIssue } from "./validate.ts";

@@ -157,6 +157,7 @@ export type Command =
   | "render"
   | "trace"
   | "cleanup"
+  | "init-only"
   | "write-config"
   | "help"
   | "version";

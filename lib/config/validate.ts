@@ -4,14 +4,20 @@
  */
 import { isIP, parseCIDR } from "../net/mod.ts";
 import { formatDuration } from "./duration.ts";
+import { checkFeatureGates } from "./feature_gates.ts";
 import type { ProxyConfig } from "./types.ts";
 
-/** One invalid value: the file field, the flag that sets it (if any) and what was expected. */
+/**
+ * One invalid value: the file field, the flag that sets it (if any) and what was expected, or
+ * (for a value that is well-formed but cannot be honoured) why it is refused.
+ */
 export interface ValidationIssue {
   readonly field: string;
   readonly flag?: string;
   readonly value: string;
   readonly expected: string;
+  /** Replaces "expected ..." in the message when set. */
+  readonly reason?: string;
 }
 
 /** IPVS schedulers upstream accepts ("" means the default, rr). */
@@ -177,6 +183,56 @@ function checkCIDRs(push: Push, config: ProxyConfig): void {
   }
 }
 
+/** Settings kube-proxy honours that this program cannot: refused rather than ignored. */
+function checkUnsupported(issues: ValidationIssue[], config: ProxyConfig): void {
+  const refuse = (field: string, flag: string, value: string, reason: string) =>
+    issues.push({ field, flag, value, expected: "", reason });
+  if (config.enableProfiling) {
+    refuse(
+      "enableProfiling",
+      "--profiling",
+      "true",
+      "not supported: upstream serves Go's profiler (/debug/pprof), which has no counterpart here; expected false",
+    );
+  }
+  for (const format of ["text", "json"] as const) {
+    const options = config.logging.options[format];
+    if (options.splitStream) {
+      refuse(
+        `logging.options.${format}.splitStream`,
+        `--log-${format}-split-stream`,
+        "true",
+        "not supported: every log line goes to stderr; expected false",
+      );
+    }
+    if (!/^[+-]?(0+\.?0*|\.0+)([eE][+-]?\d+|[a-zA-Z]{1,2})?$/.test(options.infoBufferSize)) {
+      refuse(
+        `logging.options.${format}.infoBufferSize`,
+        `--log-${format}-info-buffer-size`,
+        options.infoBufferSize,
+        "not supported: info messages are never buffered; expected 0",
+      );
+    }
+  }
+  if (config.logging.vmodule.length > 0) {
+    refuse(
+      "logging.vmodule",
+      "--vmodule",
+      config.logging.vmodule.map((v) => `${v.filePath}=${v.verbosity}`).join(","),
+      "not supported: upstream's patterns name its Go source files; expected none (use -v)",
+    );
+  }
+  for (const problem of checkFeatureGates(config.featureGates)) {
+    issues.push({
+      field: "featureGates",
+      flag: "--feature-gates",
+      value: problem.entry,
+      expected: "",
+      reason: problem.message,
+    });
+  }
+}
+
 /** Every problem with `config`, in a stable order; an empty list means it is valid. */
 export function validateConfig(config: ProxyConfig): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
@@ -236,5 +292,6 @@ export function validateConfig(config: ProxyConfig): ValidationIssue[] {
       `"${HIDDEN_METRICS_VERSION}", the previous minor release`,
     );
   }
+  checkUnsupported(issues, config);
   return issues;
 }

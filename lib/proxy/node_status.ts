@@ -100,21 +100,28 @@ export function validateNode(node: V1Node): Validation<NodeStatus> {
 }
 
 /**
- * The NodeInfo one family's proxier uses: the Node's addresses of that family, else the
- * configured fallback (--node-ip) of that family; podCIDRs of that family.
+ * The NodeInfo one family's proxier uses: the primary IP override (--bind-address) when it is of
+ * that family, else the Node's addresses of that family, else the configured fallback
+ * (--node-ip) of that family; podCIDRs of that family.
  */
 export function nodeInfoForFamily(
   nodeName: string,
   status: NodeStatus | undefined,
   family: IPFamily,
   fallbackNodeIPs: readonly string[],
+  primaryNodeIP?: string,
 ): NodeInfo {
   const ofFamily = (ips: readonly string[]) => ips.filter((ip) => ipFamily(ip) === family);
   const fromNode = ofFamily(status?.addresses ?? []);
+  const override = primaryNodeIP === undefined ? [] : ofFamily([primaryNodeIP]);
   return {
     name: nodeName,
     labels: status?.labels ?? {},
-    ips: fromNode.length > 0 ? fromNode : ofFamily(fallbackNodeIPs),
+    ips: override.length > 0
+      ? override
+      : fromNode.length > 0
+      ? fromNode
+      : ofFamily(fallbackNodeIPs),
     podCIDRs: (status?.podCIDRs ?? []).filter((c) => parseCIDR(c)?.family === family),
   };
 }

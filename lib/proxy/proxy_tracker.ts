@@ -11,7 +11,7 @@ import { EndpointSliceCache } from "./endpoint_slice_cache.ts";
 import { nodeInfoForFamily, type NodeStatus, validateNode } from "./node_status.ts";
 import { PendingChanges } from "./pending_changes.ts";
 import { ServiceCIDRStore, validateServiceCIDR } from "./service_cidrs.ts";
-import { categorizeEndpoints } from "./topology.ts";
+import { categorizeEndpoints, type TopologyOptions } from "./topology.ts";
 import type { IPFamily, ProxyState, ServicePort, ServicePortState } from "./types.ts";
 import { servicePortKey } from "./types.ts";
 import {
@@ -28,6 +28,13 @@ export interface ProxyTrackerOptions {
   readonly nodeName: string;
   /** --node-ip: the node's addresses when the Node object gives none of a family. */
   readonly fallbackNodeIPs?: readonly string[];
+  /**
+   * --bind-address when not 0.0.0.0 or ::: the node's primary IP, in place of whatever the
+   * Node object or --node-ip say for its family (upstream's detectNodeIPs).
+   */
+  readonly primaryNodeIP?: string;
+  /** Endpoint selection settings from feature gates (PreferSameTrafficDistribution). */
+  readonly topology?: TopologyOptions;
   /** Called for each rejected object; the previous good version stays in effect. */
   readonly onInvalid?: (kind: ObjectKind, key: string, reason: string) => void;
   /**
@@ -82,6 +89,10 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
     }
     return c;
   });
+  const primaryNodeIP = options.primaryNodeIP === undefined
+    ? undefined
+    : canonicalIP(options.primaryNodeIP) ?? undefined;
+  const topology = options.topology ?? {};
 
   const services = new Map<string, ValidatedService>();
   const slices = new EndpointSliceCache(nodeName);
@@ -200,7 +211,7 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
         const fresh: ServicePortState = {
           info,
           allEndpoints,
-          ...categorizeEndpoints(allEndpoints, info, nodeName, labels),
+          ...categorizeEndpoints(allEndpoints, info, nodeName, labels, topology),
         };
         const old = prev.get(key);
         if (old !== undefined && deepEqual(old, fresh)) out.set(key, old);
@@ -223,7 +234,7 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
   const snapshot = (family: IPFamily): ProxyState => {
     const st = fam(family);
     const previous = st.previous;
-    const node = nodeInfoForFamily(nodeName, nodeStatus, family, fallbackNodeIPs);
+    const node = nodeInfoForFamily(nodeName, nodeStatus, family, fallbackNodeIPs, primaryNodeIP);
     const labelsChanged = previous !== undefined && !deepEqual(previous.node.labels, node.labels);
     const nodeChanged = previous !== undefined && !deepEqual(previous.node, node);
     const full = previous === undefined || labelsChanged;

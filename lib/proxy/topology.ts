@@ -11,15 +11,25 @@ export const TOPOLOGY_ZONE_LABEL = "topology.kubernetes.io/zone";
 
 type TopologyMode = "" | "PreferSameNode" | "PreferSameZone";
 
+/** Settings of endpoint selection that come from feature gates. */
+export interface TopologyOptions {
+  /**
+   * Same-node hints are honoured (feature gate PreferSameTrafficDistribution, on by default in
+   * 1.34); when off, only zone hints are, as upstream.
+   */
+  readonly nodeHints?: boolean;
+}
+
 /**
- * Which hints apply: same-node when every ready endpoint has node hints and one names this node
- * (PreferSameTrafficDistribution is on by default in 1.34), else same-zone under the same rule
- * for zone hints, else none. Only ready endpoints are considered.
+ * Which hints apply: same-node when node hints are honoured, every ready endpoint has them and
+ * one names this node, else same-zone under the same rule for zone hints, else none. Only ready
+ * endpoints are considered.
  */
 function topologyModeFromHints(
   endpoints: readonly Endpoint[],
   nodeName: string,
   zone: string,
+  nodeHints: boolean,
 ): TopologyMode {
   let hasReady = false;
   let allNodeHints = true, forNode = false;
@@ -33,7 +43,7 @@ function topologyModeFromHints(
     else if (ep.zoneHints.includes(zone)) forZone = true;
   }
   if (!hasReady) return "";
-  if (allNodeHints && forNode) return "PreferSameNode";
+  if (nodeHints && allNodeHints && forNode) return "PreferSameNode";
   if (allZoneHints && forZone) return "PreferSameZone";
   return "";
 }
@@ -63,6 +73,7 @@ export function categorizeEndpoints(
   svcInfo: ServicePort,
   nodeName: string,
   nodeLabels: Readonly<Record<string, string>>,
+  options: TopologyOptions = {},
 ): CategorizedEndpoints {
   let clusterEndpoints: readonly Endpoint[] = [];
   let localEndpoints: readonly Endpoint[] = [];
@@ -75,7 +86,7 @@ export function categorizeEndpoints(
   let mode: TopologyMode = "";
   if (useCluster) {
     const zone = nodeLabels[TOPOLOGY_ZONE_LABEL] ?? "";
-    mode = topologyModeFromHints(endpoints, nodeName, zone);
+    mode = topologyModeFromHints(endpoints, nodeName, zone, options.nodeHints ?? true);
     clusterEndpoints = endpoints.filter((ep) =>
       ep.ready && availableForTopology(ep, mode, nodeName, zone)
     );

@@ -50,7 +50,10 @@ const FLAG_CASES: Array<[string[], (c: ProxyConfig) => unknown, unknown]> = [
   [["--conntrack-udp-timeout=30s"], (c) => c.conntrack.udpTimeoutMs, 30_000],
   [["--conntrack-udp-timeout-stream=5m"], (c) => c.conntrack.udpStreamTimeoutMs, 300_000],
   [["--detect-local-mode=NodeCIDR"], (c) => c.detectLocalMode, "NodeCIDR"],
-  [["--feature-gates=A=true,B=false"], (c) => c.featureGates, { A: true, B: false }],
+  [["--feature-gates=PreferSameTrafficDistribution=false,AllAlpha=false"], (c) => c.featureGates, {
+    PreferSameTrafficDistribution: false,
+    AllAlpha: false,
+  }],
   [["--healthz-bind-address=127.0.0.1:9999"], (c) => c.healthzBindAddress, "127.0.0.1:9999"],
   [["--healthz-bind-address=::"], (c) => c.healthzBindAddress, "[::]:10256"],
   [["--healthz-port=0"], (c) => c.healthzBindAddress, ""],
@@ -93,7 +96,13 @@ const FLAG_CASES: Array<[string[], (c: ProxyConfig) => unknown, unknown]> = [
   [["--oom-score-adj", "-500"], (c) => c.oomScoreAdj, -500],
   [["--pod-bridge-interface=cbr0"], (c) => c.detectLocal.bridgeInterface, "cbr0"],
   [["--pod-interface-name-prefix=veth"], (c) => c.detectLocal.interfaceNamePrefix, "veth"],
-  [["--profiling"], (c) => c.enableProfiling, true],
+  [["--profiling=false"], (c) => c.enableProfiling, false],
+  [["--log-flush-frequency=2s"], (c) => c.logging.flushFrequencyMs, 2000],
+  [["--log-json-info-buffer-size=0"], (c) => c.logging.options.json.infoBufferSize, "0"],
+  [["--log-json-split-stream=false"], (c) => c.logging.options.json.splitStream, false],
+  [["--log-text-info-buffer-size=0Ki"], (c) => c.logging.options.text.infoBufferSize, "0Ki"],
+  [["--log-text-split-stream=false"], (c) => c.logging.options.text.splitStream, false],
+  [["--vmodule="], (c) => c.logging.vmodule, []],
   [["--proxy-mode=ipvs"], (c) => c.mode, "ipvs"],
   [["--show-hidden-metrics-for-version=1.33"], (c) => c.showHiddenMetricsForVersion, "1.33"],
   [["--v=3"], (c) => c.logging.verbosity, 3],
@@ -108,9 +117,24 @@ Deno.test("parseCommandLine() parses every flag into the configuration", () => {
 Deno.test("parseCommandLine() test table covers every flag", () => {
   const covered = new Set(FLAG_CASES.map(([args]) => args[0]!.replace(/^--?/, "").split("=")[0]));
   // The trace flags have their own tests (trace_args_test.ts).
-  const commands = ["cleanup", "config", "help", "version", "write-config-to", ...TRACE_FLAGS];
+  const commands = [
+    "boot-id-file",
+    "cleanup",
+    "config",
+    "help",
+    "init-only",
+    "machine-id-file",
+    "version",
+    "write-config-to",
+    ...TRACE_FLAGS,
+  ];
   const missing = FLAGS.map((f) => f.name).filter((n) => !covered.has(n) && !commands.includes(n));
   assert.deepEqual(missing, []);
+});
+
+Deno.test("parseCommandLine() reads '_' in flag names as '-', as upstream's flag normaliser does", () => {
+  assert.equal(parse(["--proxy_mode=ipvs"]).config.mode, "ipvs");
+  assert.equal(parse(["--iptables_sync_period", "7s"]).config.syncPeriodMs, 7000);
 });
 
 Deno.test("parseCommandLine() accepts Go flag syntax for values and booleans", () => {
@@ -159,7 +183,6 @@ Deno.test("parseCommandLine() rejects unknown flags and stray arguments", () => 
   rejects(["--no-such-flag"], /^Unknown flag "--no-such-flag"/);
   rejects(["-x"], /^Unknown flag "-x"/);
   rejects(["-config=/x"], /^Unknown flag "-config=\/x"/);
-  rejects(["--proxy_mode=ipvs"], /^Unknown flag "--proxy_mode=ipvs"/);
   rejects(["run"], /^Unexpected argument "run"/);
   rejects(["render", "render"], /^Unexpected argument "render"/);
   rejects(["--", "--v=2"], /^Unexpected argument "--v=2"/);

@@ -71,14 +71,11 @@ conntrack:
   udpStreamTimeout: 2m
 configSyncPeriod: 5m
 featureGates:
-  SomeGate: true
+  PreferSameTrafficDistribution: false
 logging:
   format: json
   verbosity: 2
   flushFrequency: 1s
-  vmodule:
-    - filePath: proxier.go
-      verbosity: 5
 winkernel:
   networkName: ""
 portRange: ""
@@ -133,10 +130,17 @@ Deno.test("parseCommandLine() reads every section of a KubeProxyConfiguration fi
     udpStreamTimeoutMs: 120_000,
   });
   assert.equal(c.configSyncPeriodMs, 300_000);
-  assert.deepEqual(c.featureGates, { SomeGate: true });
+  assert.deepEqual(c.featureGates, { PreferSameTrafficDistribution: false });
   assert.equal(c.logging.format, "json");
   assert.equal(c.logging.verbosity, 2);
   assert.equal(c.logging.flushFrequencyMs, 1000);
+});
+
+Deno.test("decodeConfigFile() reads logging.vmodule (which validation then refuses)", () => {
+  const c = decodeConfigFile(
+    `${HEADER}logging:\n  vmodule:\n    - filePath: proxier.go\n      verbosity: 5\n`,
+    PATH,
+  );
   assert.deepEqual(c.logging.vmodule, [{ filePath: "proxier.go", verbosity: 5 }]);
 });
 

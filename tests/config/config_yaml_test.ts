@@ -52,7 +52,7 @@ Deno.test("configToYaml() output decodes back to the same configuration", () => 
     "--ipvs-exclude-cidrs=10.9.0.0/16",
     "--cluster-cidr=10.0.0.0/8,fd00::/48",
     "--nodeport-addresses=192.168.0.0/16",
-    "--feature-gates=Foo=true",
+    "--feature-gates=PreferSameTrafficDistribution=false",
     "--conntrack-udp-timeout=45s",
     "--bind-address=::1",
     "--healthz-bind-address=[::]:9000",

@@ -1,0 +1,216 @@
+/**
+ * The feature gates a kube-proxy v1.34 binary registers (it registers Kubernetes' whole set, plus
+ * client-go's, component-base's logging and metrics gates, and the special AllAlpha/AllBeta), each
+ * with its state at version 1.34: default, stage, and whether it is locked to the default. One gate
+ * a line: `Name default Stage [locked]`. Private to lib/config: feature_gates.ts reads it.
+ */
+export const FEATURE_GATE_LINES = `
+AggregatedDiscoveryRemoveBetaType true Deprecated
+AllAlpha false Alpha
+AllBeta false Beta
+AllowDNSOnlyNodeCSR false Deprecated
+AllowInsecureKubeletCertificateSigningRequests false Deprecated
+AllowOverwriteTerminationGracePeriodSeconds false Deprecated
+AllowParsingUserUIDFromCertAuth true Beta
+AllowServiceLBStatusOnNonLB false Deprecated locked
+AllowUnsafeMalformedObjectDeletion false Alpha
+AnonymousAuthConfigurableEndpoints true GA locked
+AnyVolumeDataSource true GA locked
+APIResponseCompression true Beta
+APIServerIdentity true Beta
+APIServerTracing true GA locked
+APIServingWithRoutine false Alpha
+AuthorizeNodeWithSelectors true GA locked
+AuthorizeWithSelectors true GA locked
+BtreeWatchCache true GA locked
+CBORServingAndStorage false Alpha
+ClearingNominatedNodeNameAfterBinding false Alpha
+ClientsAllowCBOR false Alpha
+ClientsPreferCBOR false Alpha
+CloudControllerManagerWebhook false Alpha
+ClusterTrustBundle false Beta
+ClusterTrustBundleProjection false Beta
+ComponentFlagz false Alpha
+ComponentSLIs true GA locked
+ComponentStatusz false Alpha
+ConcurrentWatchObjectDecode false Beta
+ConsistentListFromCache true GA locked
+ContainerCheckpoint true Beta
+ContainerRestartRules false Alpha
+ContainerStopSignals false Alpha
+ContextualLogging true Beta
+CoordinatedLeaderElection false Beta
+CPUCFSQuotaPeriod false Alpha
+CPUManagerPolicyAlphaOptions false Alpha
+CPUManagerPolicyBetaOptions true Beta
+CPUManagerPolicyOptions true GA locked
+CRDValidationRatcheting true GA locked
+CronJobsScheduledAnnotation true GA locked
+CrossNamespaceVolumeDataSource false Alpha
+CSIMigrationPortworx true GA locked
+CSIVolumeHealth false Alpha
+CustomResourceFieldSelectors true GA locked
+DeclarativeValidation true Beta
+DeclarativeValidationTakeover false Beta
+DeploymentReplicaSetTerminatingReplicas false Alpha
+DetectCacheInconsistency true Beta
+DevicePluginCDIDevices true GA locked
+DisableAllocatorDualWrite true GA
+DisableCPUQuotaWithExclusiveCPUs true Beta
+DisableNodeKubeProxyVersion true Deprecated
+DRAAdminAccess true Beta
+DRAConsumableCapacity false Alpha
+DRADeviceBindingConditions false Alpha
+DRADeviceTaints false Alpha
+DRAExtendedResource false Alpha
+DRAPartitionableDevices false Alpha
+DRAPrioritizedList true Beta
+DRAResourceClaimDeviceStatus true Beta
+DRASchedulerFilterTimeout true Beta
+DynamicResourceAllocation true GA
+EnvFiles false Alpha
+EventedPLEG false Alpha
+ExecProbeTimeout true GA
+ExternalServiceAccountTokenSigner true Beta
+GitRepoVolumeDriver false Deprecated
+GracefulNodeShutdown true Beta
+GracefulNodeShutdownBasedOnPodPriority true Beta
+HonorPVReclaimPolicy true GA locked
+HostnameOverride false Alpha
+HPAConfigurableTolerance false Alpha
+HPAScaleToZero false Alpha
+ImageMaximumGCAge true Beta
+ImageVolume false Beta
+InformerResourceVersion false Alpha
+InOrderInformers true Beta
+InPlacePodVerticalScaling true Beta
+InPlacePodVerticalScalingAllocatedStatus false Deprecated
+InPlacePodVerticalScalingExclusiveCPUs false Alpha
+InPlacePodVerticalScalingExclusiveMemory false Alpha
+InTreePluginPortworxUnregister false Alpha
+JobBackoffLimitPerIndex true GA locked
+JobManagedBy true Beta
+JobPodReplacementPolicy true GA locked
+JobSuccessPolicy true GA locked
+KMSv1 false Deprecated
+KubeletCgroupDriverFromCRI true GA locked
+KubeletCrashLoopBackOffMax false Alpha
+KubeletEnsureSecretPulledImages false Alpha
+KubeletFineGrainedAuthz true Beta
+KubeletInUserNamespace false Alpha
+KubeletPodResourcesDynamicResources true Beta
+KubeletPodResourcesGet true Beta
+KubeletPodResourcesListUseActivePods true Deprecated
+KubeletPSI true Beta
+KubeletRegistrationGetOnExistsOnly false Deprecated
+KubeletSeparateDiskGC true Beta
+KubeletServiceAccountTokenForCredentialProviders true Beta
+KubeletTracing true GA locked
+LegacySidecarContainers false Deprecated
+ListFromCacheSnapshot true Beta
+LoadBalancerIPMode true GA locked
+LocalStorageCapacityIsolationFSQuotaMonitoring false Beta
+LogarithmicScaleDown true GA locked
+LoggingAlphaOptions false Alpha
+LoggingBetaOptions true Beta
+MatchLabelKeysInPodAffinity true GA locked
+MatchLabelKeysInPodTopologySpread true Beta
+MatchLabelKeysInPodTopologySpreadSelectorMerge true Beta
+MaxUnavailableStatefulSet false Alpha
+MemoryManager true GA locked
+MemoryQoS false Alpha
+MultiCIDRServiceAllocator true GA locked
+MutableCSINodeAllocatableCount false Beta
+MutatingAdmissionPolicy false Beta
+NFTablesProxyMode true GA locked
+NodeInclusionPolicyInPodTopologySpread true GA locked
+NodeLogQuery false Beta
+NodeSwap true GA locked
+NominatedNodeNameForExpectation false Alpha
+OpenAPIEnums true Beta
+OrderedNamespaceDeletion true GA locked
+PodAndContainerStatsFromCRI false Alpha
+PodCertificateRequest false Alpha
+PodDeletionCost true Beta
+PodIndexLabel true GA locked
+PodLevelResources true Beta
+PodLifecycleSleepAction true GA locked
+PodLifecycleSleepActionAllowZero true GA locked
+PodLogsQuerySplitStreams false Alpha
+PodObservedGenerationTracking true Beta
+PodReadyToStartContainersCondition true Beta
+PodSchedulingReadiness true GA locked
+PodTopologyLabelsAdmission false Alpha
+PortForwardWebsockets true Beta
+PreferSameTrafficDistribution true Beta
+PreventStaticPodAPIReferences true Beta
+ProcMountType true Beta
+QOSReserved false Alpha
+RecoverVolumeExpansionFailure true GA locked
+RecursiveReadOnlyMounts true GA locked
+ReduceDefaultCrashLoopBackOffDecay false Alpha
+RelaxedDNSSearchValidation true GA locked
+RelaxedEnvironmentVariableValidation true GA locked
+RelaxedServiceNameValidation false Alpha
+ReloadKubeletServerCertificateFile true Beta
+RemoteRequestHeaderUID true Beta
+ResilientWatchCacheInitialization true GA locked
+ResourceHealthStatus false Alpha
+RetryGenerateName true GA locked
+RotateKubeletServerCertificate true Beta
+RuntimeClassInImageCriAPI false Alpha
+SchedulerAsyncAPICalls false Beta
+SchedulerAsyncPreemption true Beta
+SchedulerPopFromBackoffQ true Beta
+SchedulerQueueingHints true GA locked
+SELinuxChangePolicy true Beta
+SELinuxMount false Beta
+SELinuxMountReadWriteOncePod true Beta
+SeparateCacheWatchRPC false Deprecated
+SeparateTaintEvictionController true GA locked
+ServiceAccountNodeAudienceRestriction true Beta
+ServiceAccountTokenJTI true GA locked
+ServiceAccountTokenNodeBinding true GA locked
+ServiceAccountTokenNodeBindingValidation true GA locked
+ServiceAccountTokenPodNodeInfo true GA locked
+ServiceTrafficDistribution true GA locked
+SidecarContainers true GA locked
+SizeBasedListCostEstimate true Beta
+SizeMemoryBackedVolumes true GA locked
+StatefulSetAutoDeletePVC true GA locked
+StorageCapacityScoring false Alpha
+StorageNamespaceIndex true Deprecated
+StorageVersionAPI false Alpha
+StorageVersionHash true Beta
+StorageVersionMigrator false Alpha
+StreamingCollectionEncodingToJSON true GA locked
+StreamingCollectionEncodingToProtobuf true GA locked
+StrictCostEnforcementForVAP true GA locked
+StrictCostEnforcementForWebhooks true GA locked
+StrictIPCIDRValidation false Alpha
+StructuredAuthenticationConfiguration true GA locked
+StructuredAuthenticationConfigurationEgressSelector true Beta
+StructuredAuthorizationConfiguration true GA locked
+SupplementalGroupsPolicy true Beta
+SystemdWatchdog true Beta
+TokenRequestServiceAccountUIDValidation true Beta
+TopologyAwareHints true GA locked
+TopologyManagerPolicyAlphaOptions false Alpha
+TopologyManagerPolicyBetaOptions true Beta
+TopologyManagerPolicyOptions true GA locked
+TranslateStreamCloseWebsocketRequests true Beta
+UnauthenticatedHTTP2DOSMitigation true Beta
+UnknownVersionInteroperabilityProxy false Alpha
+UserNamespacesPodSecurityStandards false Alpha
+UserNamespacesSupport true Beta
+VolumeAttributesClass true GA
+WatchCacheInitializationPostStartHook false Beta
+WatchFromStorageWithoutResourceVersion false Deprecated locked
+WatchList true Beta
+WatchListClient false Beta
+WindowsCPUAndMemoryAffinity false Alpha
+WindowsGracefulNodeShutdown true Beta
+WindowsHostNetwork false Deprecated
+WinDSR true GA locked
+WinOverlay true GA locked
+`;
