@@ -7,7 +7,7 @@ import { type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
 import { baseRootfs, IMAGE_CACHE_DIR } from "./base_rootfs.ts";
 import { ENTRYPOINT_PATH } from "./entrypoint.ts";
 import { imageReference } from "./image_ref.ts";
-import { gzipLayer, type LayerBlob, writeLayerTar } from "./layer.ts";
+import { gzipLayer, type LayerBlob, pruneLayerCache, writeLayerTar } from "./layer.ts";
 import { ociArchitecture } from "./oci_layout.ts";
 import { writeOciImage } from "./oci_writer.ts";
 import { readPackageList } from "./package_list.ts";
@@ -94,6 +94,7 @@ export async function buildImage(options: BuildImageOptions = {}): Promise<Built
       },
     },
   }, runner);
+  await pruneLayerCache(cacheDir, [baseLayer, programLayer]);
   return {
     reference,
     layoutDir: written.layoutDir,

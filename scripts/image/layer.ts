@@ -62,7 +62,11 @@ export async function gzipLayer(
   const { digest: diffId } = await fileDigest(tar);
   const dir = `${cacheDir}/layers`;
   const path = `${dir}/${digestHex(diffId)}.tar.gz`;
-  if (!await exists(path)) {
+  if (await exists(path)) {
+    // Marks it used, for pruneLayerCache.
+    const now = new Date();
+    await Deno.utime(path, now, now);
+  } else {
     await Deno.mkdir(dir, { recursive: true });
     await replaceFile(path, async (tmp) => {
       await runChecked(runner, {
@@ -73,4 +77,30 @@ export async function gzipLayer(
   }
   const { digest, size } = await fileDigest(path);
   return { path, digest, size, diffId };
+}
+
+/**
+ * Removes cached layers other than `keep` last used over `maxAgeMs` ago: each change of the
+ * sources makes a new program layer, and old ones would pile up. Recent ones stay, so a build
+ * running meanwhile keeps its layer.
+ */
+export async function pruneLayerCache(
+  cacheDir: string,
+  keep: readonly LayerBlob[],
+  maxAgeMs = 3_600_000,
+  now = Date.now(),
+): Promise<string[]> {
+  const dir = `${cacheDir}/layers`;
+  const kept = new Set(keep.map((l) => l.path));
+  const removed: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const path = `${dir}/${e.name}`;
+    if (!e.isFile || kept.has(path)) continue;
+    const { mtime } = await Deno.stat(path);
+    if (mtime !== null && now - mtime.getTime() > maxAgeMs) {
+      await Deno.remove(path).catch(() => {});
+      removed.push(path);
+    }
+  }
+  return removed;
 }

@@ -9,16 +9,16 @@
  * cache; fails loudly without them. IP plan: tests/e2e/flows/packet_flows.ts.
  */
 import assert from "node:assert/strict";
-import type { ProxyModeName } from "../../lib/backends/mod.ts";
 import { ENTRYPOINT_PATH, imageReference, REF_NAME_ANNOTATION } from "../../scripts/image/mod.ts";
-import type { ProxyProgram, Topology } from "../../scripts/netns/mod.ts";
 import { PACKET_FLOW_TABLES } from "./flows/packet_flows.ts";
-import { httpGet } from "./support/env_proxy.ts";
 import type { FlowTable } from "./support/flow_table.ts";
 import { runFlowTable } from "./support/flow_table.ts";
-import { imageProgram, type ImageRootfs, unpackedImage } from "./support/image_program.ts";
-import { runProxyOnce } from "./support/proxy_process.ts";
-import type { ProxyContext } from "./support/with_proxy.ts";
+import {
+  healthThenCleanup,
+  imageProgram,
+  type ImageRootfs,
+  unpackedImage,
+} from "./support/image_program.ts";
 
 const REPO_ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 const VERSION = JSON.parse(Deno.readTextFileSync(`${REPO_ROOT}deno.json`)).version as string;
@@ -43,34 +43,6 @@ let unpacked: ImageRootfs | undefined;
 async function image(): Promise<ImageRootfs> {
   unpacked ??= await unpackedImage();
   return unpacked;
-}
-
-/** What each mode left behind, as its own tools print it; empty after `--cleanup`. */
-async function proxyState(topo: Topology, mode: ProxyModeName): Promise<string[]> {
-  const out = mode === "nftables"
-    ? await topo.exec("node", "nft", ["list", "tables"])
-    : await topo.exec("node", "iptables-legacy-save", []);
-  assert.equal(out.code, 0, out.stderr);
-  const ours = mode === "nftables"
-    ? (l: string) => /\bkube-proxy\b/.test(l)
-    : (l: string) => /KUBE-/.test(l) && !/KUBE-(IPTABLES-HINT|KUBELET-CANARY)/.test(l);
-  return out.stdout.split("\n").filter(ours);
-}
-
-/** /healthz and /metrics answer; then the proxy stops and `--cleanup` from the image clears all. */
-function healthThenCleanup(mode: ProxyModeName, program: ProxyProgram) {
-  return async ({ topo, proxy }: ProxyContext) => {
-    const healthz = await httpGet(topo, "http://127.0.0.1:10256/healthz");
-    assert.equal(healthz.status, 200, `/healthz answered ${healthz.status}: ${healthz.body}`);
-    const metrics = await httpGet(topo, "http://127.0.0.1:10249/metrics");
-    assert.equal(metrics.status, 200, `/metrics answered ${metrics.status}`);
-    assert.match(metrics.body, /^kubeproxy_sync_proxy_rules_duration_seconds_count/m);
-    assert.notDeepEqual(await proxyState(topo, mode), [], "rules before --cleanup");
-    await proxy.kill();
-    const cleanup = await runProxyOnce(topo, ["--cleanup"], program);
-    assert.equal(cleanup.code, 0, `--cleanup exited ${cleanup.code}: ${cleanup.stderr}`);
-    assert.deepEqual(await proxyState(topo, mode), [], "left after --cleanup");
-  };
 }
 
 Deno.test("image: the OCI archive is named and started as the DaemonSet expects", async () => {

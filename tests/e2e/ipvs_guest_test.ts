@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { startIpvsGuest } from "../../scripts/ipvs_vm/mod.ts";
+import { unpackedImage } from "./support/image_program.ts";
 
 const REPO_ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 const GUEST_DIR = `${REPO_ROOT}tests/ipvs_guest`;
@@ -31,8 +32,14 @@ Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async ()
   })
     .output();
   assert.equal(cached.code, 0, "deno cache of the guest test files failed");
+  // The node image's root filesystem, unpacked from its OCI archive where the guest sees it
+  // (the host's files are the guest's): image_guest.ts runs the program from it.
+  const image = await unpackedImage();
   const launched = Date.now();
-  const guest = await startIpvsGuest();
+  const guest = await startIpvsGuest().catch(async (err) => {
+    await image.remove();
+    throw err;
+  });
   try {
     console.log(`IPVS guest ready in ${guest.bootMs} ms; running ${files.length} file(s)`);
     // Type-checking happens on the host (`deno check tests/`); under emulation it is slow.
@@ -41,7 +48,7 @@ Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async ()
       args: ["test", "-A", "--no-check", ...files],
       cwd: REPO_ROOT,
       // One emulated vCPU: deno processes start several times slower than on the host.
-      env: { NO_COLOR: "1", E2E_TIME_SCALE: "5" },
+      env: { NO_COLOR: "1", E2E_TIME_SCALE: "5", IMAGE_ROOTFS: image.root },
       timeoutMs: SUITE_TIMEOUT_MS,
     }, {
       onOutput: (stream, text) =>
@@ -51,6 +58,7 @@ Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async ()
     assert.equal(out.code, 0, `deno test in the IPVS guest exited ${out.code}`);
   } finally {
     await guest.stop();
+    await image.remove();
     console.log(`IPVS guest total ${Date.now() - launched} ms`);
   }
 });

@@ -13,8 +13,12 @@ import {
   type OciArchiveImage,
   unpackOciArchive,
 } from "../../../scripts/image/mod.ts";
-import type { ProxyProgram } from "../../../scripts/netns/mod.ts";
-import { MANIFEST_ROOT } from "./proxy_process.ts";
+import assert from "node:assert/strict";
+import type { ProxyModeName } from "../../../lib/backends/mod.ts";
+import type { ProxyProgram, Topology } from "../../../scripts/netns/mod.ts";
+import { httpGet } from "./env_proxy.ts";
+import { MANIFEST_ROOT, runProxyOnce } from "./proxy_process.ts";
+import type { ProxyContext } from "./with_proxy.ts";
 
 /** The host paths a proxy container sees, at the same paths. */
 export const IMAGE_BINDS: readonly ChrootBind[] = [
@@ -51,5 +55,47 @@ export function imageProgram(root: string, binds = IMAGE_BINDS): ProxyProgram {
   return {
     cmd: "unshare",
     args: (args) => chrootCommand(root, [ENTRYPOINT_PATH, ...args], binds).args,
+  };
+}
+
+async function lines(topo: Topology, cmd: string, args: string[]): Promise<string[]> {
+  const out = await topo.exec("node", cmd, args);
+  assert.equal(out.code, 0, `${cmd} ${args.join(" ")} exited ${out.code}: ${out.stderr}`);
+  return out.stdout.split("\n");
+}
+
+/** What `mode` programs on the node, as its own tools print it; empty after `--cleanup`. */
+export async function proxyState(topo: Topology, mode: ProxyModeName): Promise<string[]> {
+  const chains = (await lines(topo, "iptables-legacy-save", [])).filter((l) =>
+    /KUBE-/.test(l) && !/KUBE-(IPTABLES-HINT|KUBELET-CANARY)/.test(l)
+  );
+  if (mode === "iptables") return chains;
+  if (mode === "nftables") {
+    return (await lines(topo, "nft", ["list", "tables"])).filter((l) => /\bkube-proxy\b/.test(l));
+  }
+  const servers = (await lines(topo, "ipvsadm", ["-Ln"])).filter((l) => /^(TCP|UDP|SCTP) /.test(l));
+  const sets = (await lines(topo, "ipset", ["list", "-n"])).filter((l) => l.startsWith("KUBE-"));
+  const link = await topo.exec("node", "ip", ["link", "show", "kube-ipvs0"]);
+  return [...chains, ...servers, ...sets, ...(link.code === 0 ? ["link kube-ipvs0"] : [])];
+}
+
+/**
+ * Checks for a running proxy: /healthz and /metrics answer and every sysctl was set; then it
+ * is stopped and `--cleanup`, run by `program`, must leave none of `mode`'s state.
+ */
+export function healthThenCleanup(mode: ProxyModeName, program: ProxyProgram) {
+  return async ({ topo, proxy }: ProxyContext): Promise<void> => {
+    const healthz = await httpGet(topo, "http://127.0.0.1:10256/healthz");
+    assert.equal(healthz.status, 200, `/healthz answered ${healthz.status}: ${healthz.body}`);
+    const metrics = await httpGet(topo, "http://127.0.0.1:10249/metrics");
+    assert.equal(metrics.status, 200, `/metrics answered ${metrics.status}`);
+    assert.match(metrics.body, /^kubeproxy_sync_proxy_rules_duration_seconds_count/m);
+    // Every kernel setting goes through the image's sysctl (procps): none may have failed.
+    assert.doesNotMatch(proxy.output(), /Could not set .*sysctl/);
+    assert.notDeepEqual(await proxyState(topo, mode), [], "rules before --cleanup");
+    await proxy.kill();
+    const cleanup = await runProxyOnce(topo, ["--cleanup"], program);
+    assert.equal(cleanup.code, 0, `--cleanup exited ${cleanup.code}: ${cleanup.stderr}`);
+    assert.deepEqual(await proxyState(topo, mode), [], "left after --cleanup");
   };
 }
