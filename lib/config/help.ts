@@ -1,4 +1,5 @@
 /** `--help` and `--version` output. */
+import { featureGateHelpLines } from "./feature_gates.ts";
 import { FLAGS } from "./flag_table.ts";
 
 /**
@@ -20,7 +21,12 @@ export function helpText(): string {
     return [left, `${f.help}${def}`] as const;
   });
   const width = Math.max(...rows.map(([left]) => left.length)) + 3;
-  const lines = rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`);
+  const lines = rows.flatMap(([left, right]) => {
+    const line = `  ${left.padEnd(width)}${right}`;
+    if (!left.endsWith("--feature-gates name=bool,...")) return [line];
+    // As upstream's help, the gates this binary knows, one a line.
+    return [line, ...featureGateHelpLines().map((g) => `  ${" ".repeat(width)}  ${g}`)];
+  });
   return [
     "deno-kube-proxy: a kube-proxy compatible Service proxy (iptables, ipvs, nftables).",
     "",
