@@ -50,16 +50,25 @@ export async function runCommand(
   const configChange = new AbortController();
   const signal = AbortSignal.any([outer, configChange.signal]);
   let configChanged: string | null = null;
+  const registry = new Registry();
+  const metrics = createProxyMetrics(registry);
   if (options.configFile) {
-    watchConfigFile({ path: options.configFile, signal, logger }).then((msg) => {
+    watchConfigFile({
+      path: options.configFile,
+      signal,
+      logger,
+      onError: () => metrics.configWatchFailures.inc(),
+    }).then((msg) => {
       if (msg === null) return;
       configChanged = msg;
       configChange.abort();
+    }, (err) => {
+      // watchConfigFile handles its own failures; this is a last resort, never an unhandled one.
+      logger.error("Watching the config file failed", { err });
+      metrics.configWatchFailures.inc();
     });
   }
-  const createSource = createStateSource(config, logger);
-  const registry = new Registry();
-  const metrics = createProxyMetrics(registry);
+  const createSource = createStateSource(config, logger, { metrics });
   const intake = createStateIntake({
     nodeName: config.hostnameOverride,
     settings: trackerSettings(config),

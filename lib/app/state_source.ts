@@ -15,6 +15,7 @@ import {
 import { errorMessage, type Logger } from "../log/mod.ts";
 import { createManifestSource, type ObjectSink, type ObjectSource } from "../source/mod.ts";
 import { CommandFailure } from "./command_failure.ts";
+import type { ProxyMetrics } from "../metrics/mod.ts";
 
 /** Builds a source for the sink the app hands over. */
 export type SourceFactory = (sink: ObjectSink) => ObjectSource;
@@ -27,6 +28,8 @@ export interface StateSourceOptions {
   readonly netPermission?: (host: string) => boolean;
   /** Post the "Starting kube-proxy" Event (default true); `trace` must not write. */
   readonly postStartingEvent?: boolean;
+  /** Counts token file re-reads and watch event handling that failed (both also logged). */
+  readonly metrics?: Pick<ProxyMetrics, "tokenFileReadFailures" | "watchHandlerFailures">;
 }
 
 /**
@@ -85,6 +88,11 @@ export function createStateSource(
     qps: connection.qps,
     burst: connection.burst,
   });
+  const metrics = options.metrics;
+  loaded.kubeConfig.reportTokenFileReadErrors((path, err) => {
+    logger.error("Cannot read the token file again; using the previous token", { path, err });
+    metrics?.tokenFileReadFailures.inc();
+  });
   const transport = createKubeTransport(loaded.kubeConfig, {
     limiter: createTokenBucket({ qps: connection.qps, burst: connection.burst }),
   });
@@ -96,5 +104,6 @@ export function createStateSource(
       sink,
       logger,
       postStartingEvent,
+      ...(metrics ? { onHandlerError: (kind) => metrics.watchHandlerFailures.inc({ kind }) } : {}),
     });
 }

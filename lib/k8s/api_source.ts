@@ -32,6 +32,8 @@ export interface ApiSourceOptions extends
   readonly sink: ObjectSink;
   /** Post the "Starting kube-proxy" Event at start. Default true. */
   readonly postStartingEvent?: boolean;
+  /** Told of each change of `kind` the sink threw on (the reflector also logs it). */
+  readonly onHandlerError?: (kind: ObjectKind, err: unknown) => void;
 }
 
 /** The API source; stats() exposes each loop's counters. */
@@ -45,7 +47,7 @@ export interface ApiSource extends ObjectSource {
  * once they have all stopped; it never rejects: errors are logged and retried.
  */
 export function createApiSource(options: ApiSourceOptions): ApiSource {
-  const { nodeName, sink, postStartingEvent: post, ...loopOptions } = options;
+  const { nodeName, sink, postStartingEvent: post, onHandlerError, ...loopOptions } = options;
   const logger = options.logger ?? silentLogger;
   const reflectors = new Map<ObjectKind, Reflector>();
   for (const resource of proxyResources(nodeName)) {
@@ -61,6 +63,7 @@ export function createApiSource(options: ApiSourceOptions): ApiSource {
           sink.onSynced(kind);
         },
         onListed: () => sink.onListed?.(kind),
+        ...(onHandlerError ? { onHandlerError: (err: unknown) => onHandlerError(kind, err) } : {}),
         logger,
       }),
     );

@@ -34,6 +34,8 @@ export interface HttpsOptions {
 export interface KubeConfigOptions {
   /** When token files were read; they are read again a minute later. Default systemClock. */
   readonly clock?: Clock;
+  /** Told of a token file that could not be read again (the previous token stays in use). */
+  readonly onTokenFileReadError?: (path: string, err: unknown) => void;
 }
 
 /** The authProvider names handled here; any other loads the full client-node. */
@@ -49,6 +51,7 @@ function bytesFromFileOrData(file: string | undefined, data: string | undefined)
 export class KubeConfig {
   readonly #entries: KubeConfigEntries;
   readonly #clock: Clock;
+  #onTokenFileReadError: KubeConfigOptions["onTokenFileReadError"];
   #exec: Promise<ExecAuth> | undefined;
   readonly #tokenFiles = new Map<string, TokenFileSource>();
   #full: Promise<{ applyToHTTPSOptions(opts: unknown): Promise<void> }> | undefined;
@@ -56,6 +59,15 @@ export class KubeConfig {
   constructor(entries: KubeConfigEntries, options: KubeConfigOptions = {}) {
     this.#entries = entries;
     this.#clock = options.clock ?? systemClock;
+    this.#onTokenFileReadError = options.onTokenFileReadError;
+  }
+
+  /**
+   * Reports each token file that cannot be read again to `report` (the previous token stays in
+   * use, as client-go keeps it), for configs loaded before the reporter existed.
+   */
+  reportTokenFileReadErrors(report: (path: string, err: unknown) => void): void {
+    this.#onTokenFileReadError = report;
   }
 
   /**
@@ -77,9 +89,12 @@ export class KubeConfig {
     }, options);
   }
 
-  /** The same config with other entries (the clock is kept). */
+  /** The same config with other entries (the clock and error reporter are kept). */
   with(entries: Partial<KubeConfigEntries>): KubeConfig {
-    return new KubeConfig({ ...this.#entries, ...entries }, { clock: this.#clock });
+    return new KubeConfig({ ...this.#entries, ...entries }, {
+      clock: this.#clock,
+      ...(this.#onTokenFileReadError ? { onTokenFileReadError: this.#onTokenFileReadError } : {}),
+    });
   }
 
   getClusters(): readonly Cluster[] {
@@ -155,7 +170,10 @@ export class KubeConfig {
     } else if (typeof tokenFile === "string" && tokenFile !== "") {
       let source = this.#tokenFiles.get(tokenFile);
       if (!source) {
-        source = new TokenFileSource(tokenFile, { clock: this.#clock });
+        source = new TokenFileSource(tokenFile, {
+          clock: this.#clock,
+          onReadError: (err) => this.#onTokenFileReadError?.(tokenFile, err),
+        });
         this.#tokenFiles.set(tokenFile, source);
       }
       const token = await source.token();

@@ -40,7 +40,12 @@ export interface ReflectorStats {
   expired: number;
   /** Failed requests and ERROR events (410 excluded). */
   errors: number;
+  /** Changes the handler threw on. */
+  handlerErrors: number;
 }
+
+/** The version kept for an object whose change the handler threw on: never the same as any. */
+const UNSEEN = "";
 
 /** Options of createReflector. */
 export interface ReflectorOptions {
@@ -53,6 +58,8 @@ export interface ReflectorOptions {
   /** Called after every complete list (the first one and each relist) has been delivered. */
   readonly onListed?: () => void;
   readonly logger?: Logger;
+  /** Told of each change onChange threw on (besides the error log). */
+  readonly onHandlerError?: (err: unknown) => void;
   readonly clock?: Clock;
   /** [0, 1) source for the watch timeout; the backoff has its own in `backoff.random`. */
   readonly random?: () => number;
@@ -105,6 +112,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
     idleTimeouts: 0,
     expired: 0,
     errors: 0,
+    handlerErrors: 0,
   };
   const cache = new Map<string, string>();
   let lastRV = "";
@@ -130,12 +138,25 @@ export function createReflector(options: ReflectorOptions): Reflector {
     return pageSize;
   }
 
-  function emit(type: EventType, object: KubeObject): void {
+  /**
+   * Hands on one change; false when the handler threw, which is logged, counted, and leaves the
+   * caller to make the next list hand the object on again.
+   */
+  function emit(type: EventType, object: KubeObject): boolean {
     stats.changes++;
     try {
       options.onChange(type, object);
+      return true;
     } catch (err) {
-      logger.error("Event handler failed", { kind: resource.kind, reason: errorMessage(err) });
+      stats.handlerErrors++;
+      logger.error("Event handler failed; the object is handed on again at the next list", {
+        kind: resource.kind,
+        type,
+        object: objectKey(object),
+        reason: errorMessage(err),
+      });
+      options.onHandlerError?.(err);
+      return false;
     }
   }
 
@@ -193,7 +214,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
     for (const key of unlistedKeys(cache, listed)) {
       const stub = deletedStub(key, cache.get(key)!);
       cache.delete(key);
-      emit("DELETED", stub);
+      if (!emit("DELETED", stub)) cache.set(key, UNSEEN);
     }
     lastRV = resourceVersion;
     stats.lists++;
@@ -218,12 +239,16 @@ export function createReflector(options: ReflectorOptions): Reflector {
     if (type === "DELETED") {
       if (old === undefined) return;
       cache.delete(key);
-      emit("DELETED", object);
+      // Still known, so the next list, not having it, hands the deletion on again.
+      if (!emit("DELETED", object)) cache.set(key, UNSEEN);
       return;
     }
     cache.set(key, versionOf(object));
-    if (old === undefined) emit("ADDED", object);
-    else if (!sameVersion(old, object)) emit("MODIFIED", object);
+    let handled = true;
+    if (old === undefined) handled = emit("ADDED", object);
+    else if (!sameVersion(old, object)) handled = emit("MODIFIED", object);
+    // No version counts as seen: the next list hands the object on again.
+    if (!handled) cache.set(key, UNSEEN);
   }
 
   /** One watch from lastRV; returns how it ended, or throws for HTTP errors and ERROR events. */

@@ -15,6 +15,8 @@ export interface TokenFileSourceOptions {
   readonly clock?: Clock;
   /** Reads the file; defaults to Deno.readTextFile. */
   readonly readFile?: (path: string) => Promise<string>;
+  /** Told of each failed re-read, after which the previous token stays in use. */
+  readonly onReadError?: (err: unknown) => void;
 }
 
 /** The current token of one token file. */
@@ -22,6 +24,7 @@ export class TokenFileSource {
   readonly #path: string;
   readonly #clock: Clock;
   readonly #readFile: (path: string) => Promise<string>;
+  readonly #onReadError: (err: unknown) => void;
   #token: string | undefined;
   #readAt = 0;
 
@@ -29,11 +32,13 @@ export class TokenFileSource {
     this.#path = path;
     this.#clock = options.clock ?? systemClock;
     this.#readFile = options.readFile ?? ((p) => Deno.readTextFile(p));
+    this.#onReadError = options.onReadError ?? (() => {});
   }
 
   /**
    * The token (whitespace trimmed, as client-go does), read again when a minute old; when a
-   * re-read fails the previous token is kept, and only a first read that fails throws.
+   * re-read fails the previous token is kept and the failure reported (onReadError), and only
+   * a first read that fails throws. A failed re-read is tried again on the next call.
    */
   async token(): Promise<string> {
     const now = this.#clock.now();
@@ -43,6 +48,7 @@ export class TokenFileSource {
       this.#readAt = now;
     } catch (err) {
       if (this.#token === undefined) throw err;
+      this.#onReadError(err);
     }
     return this.#token;
   }

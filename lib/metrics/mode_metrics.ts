@@ -129,11 +129,18 @@ function iptablesMetrics(b: Builders, extras: ModeMetricsExtras): BackendMetrics
 
 function ipvsMetrics(b: Builders): BackendMetricsFor {
   const restore = restoreFailures(b);
+  // Ours: upstream only logs a failed check of the real servers it is draining.
+  const drainCheck = b.counter(
+    "ipvs_graceful_termination_failures_total",
+    "IPVS graceful termination checks that failed (draining real servers are checked again)",
+    b.family,
+  );
   return (ip_family) => {
     restore.inc({ ip_family }, 0);
+    drainCheck.inc({ ip_family }, 0);
     return {
       applyFailed: () => restore.inc({ ip_family }),
-      cleanupFailed() {},
+      cleanupFailed: () => drainCheck.inc({ ip_family }),
       synced() {},
     };
   };

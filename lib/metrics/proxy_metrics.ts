@@ -49,6 +49,12 @@ export interface ProxyMetrics {
   readonly conntrackReconcileDuration: Histogram<"ip_family">;
   /** Ours: objects from the API or a manifest that failed validation and were skipped. */
   readonly invalidObjects: Counter<"kind">;
+  /** Ours: re-reads of a kubeconfig token file that failed (the previous token stays in use). */
+  readonly tokenFileReadFailures: Counter;
+  /** Ours: API watch events whose handling threw (handed on again at the next list). */
+  readonly watchHandlerFailures: Counter<"kind">;
+  /** Ours: failures of the `--config` file watch (it is started again). */
+  readonly configWatchFailures: Counter;
   /**
    * Makes every counter and histogram whose labels are known at start present at 0 for these
    * families, so the first scrape already has the series `rate()` and alerts need.
@@ -142,11 +148,27 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
       "Objects from the API server or manifests skipped because they failed validation",
       ["kind"],
     ),
+    tokenFileReadFailures: counter(
+      "token_file_read_failures_total",
+      "Re-reads of the kubeconfig token file that failed; the previous token stays in use",
+    ),
+    watchHandlerFailures: counter(
+      "watch_event_handler_failures_total",
+      "API watch events whose handling failed; the object is handed on again at the next list",
+      ["kind"],
+    ),
+    configWatchFailures: counter(
+      "config_watch_failures_total",
+      "Failures of the watch on the --config file; the watch is started again",
+    ),
   };
   return {
     ...m,
     primeFamilies(families) {
-      for (const kind of OBJECT_KINDS) m.invalidObjects.inc({ kind }, 0);
+      for (const kind of OBJECT_KINDS) {
+        m.invalidObjects.inc({ kind }, 0);
+        m.watchHandlerFailures.inc({ kind }, 0);
+      }
       for (const ip_family of families) {
         for (
           const h of [m.syncDuration, m.networkProgrammingDuration, m.conntrackReconcileDuration]

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { watchConfigFile } from "../../lib/app/config_watch.ts";
-import { silentLogger } from "../../lib/log/mod.ts";
+import { createMemoryLogger, silentLogger } from "../../lib/log/mod.ts";
 
 const CONFIG = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
 
@@ -83,4 +83,59 @@ Deno.test("watchConfigFile() resolves null when stopped", async () => {
   const t = await setup();
   assert.equal(await t.settle(0), null);
   await t.cleanup();
+});
+
+/** A folder watch that fails on its first use and, made again, reports one event on demand. */
+function failingThenWorkingWatch() {
+  let made = 0;
+  let fire: (() => void) | undefined;
+  const watch = () => {
+    made++;
+    const first = made === 1;
+    let closed = false;
+    return {
+      close() {
+        closed = true;
+        fire?.();
+      },
+      async *[Symbol.asyncIterator]() {
+        if (first) throw new Error("inotify watch limit reached");
+        while (!closed) {
+          await new Promise<void>((r) => fire = r);
+          if (!closed) yield { kind: "modify" };
+        }
+      },
+    };
+  };
+  return { watch, made: () => made, event: () => fire?.() };
+}
+
+Deno.test("watchConfigFile() logs and reports a failed watch, watches again and still sees a change", async () => {
+  let content = CONFIG;
+  const w = failingThenWorkingWatch();
+  const errors: unknown[] = [];
+  const logger = createMemoryLogger();
+  const abort = new AbortController();
+  const result = watchConfigFile({
+    path: "/etc/deno-kube-proxy/config.yaml",
+    signal: abort.signal,
+    logger,
+    readTextFile: () => Promise.resolve(content),
+    watch: w.watch,
+    graceMs: 1,
+    retryMs: 10,
+    onError: (err) => errors.push(err),
+  });
+  try {
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(errors.length, 1);
+    assert.match(logger.lines.join("\n"), /Watching the config file failed; watching it again/);
+    assert.equal(w.made(), 2);
+    content = CONFIG + "mode: nftables\n";
+    w.event();
+    assert.match((await result) ?? "", /changed on disk/);
+  } finally {
+    abort.abort();
+    await result;
+  }
 });

@@ -249,3 +249,44 @@ Deno.test("reflector drops a silent watch after the idle timeout and resumes fro
   await done;
   assert.equal(clock.pendingTimers, 0);
 });
+
+Deno.test("reflector counts a change its handler threw on and hands it on again at the next list", async () => {
+  const clock = new FakeClock({ startMs: 0 });
+  const api = new MemoryApi(clock);
+  const changes: string[] = [];
+  const failures: unknown[] = [];
+  let throwNext = false;
+  const reflector = createReflector({
+    resource: proxyResources("node-1")[0]!,
+    transport: api,
+    onChange: (type, o) => {
+      if (throwNext) {
+        throwNext = false;
+        throw new Error("tracker refused it");
+      }
+      changes.push(`${type} ${o.metadata?.name} ${(o as { port?: number }).port}`);
+    },
+    onSynced: () => {},
+    onHandlerError: (err) => failures.push(err),
+    clock,
+    random: () => 0,
+    backoff: { random: () => 0 },
+    idleTimeoutMs: 60_000,
+  });
+  api.put("web", 80);
+  const ac = new AbortController();
+  const done = reflector.start(ac.signal);
+  await clock.flush();
+  throwNext = true;
+  api.put("web", 81);
+  await clock.flush();
+  assert.deepEqual(changes, ["ADDED web 80"]);
+  assert.equal(failures.length, 1);
+  assert.equal(reflector.stats().handlerErrors, 1);
+  // The next list (here after a 410) hands the change on again, though its version is unchanged.
+  api.failures.push([410]);
+  await clock.advance(61_000);
+  assert.deepEqual(changes, ["ADDED web 80", "MODIFIED web 81"]);
+  ac.abort();
+  await done;
+});

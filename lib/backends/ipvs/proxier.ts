@@ -284,7 +284,11 @@ export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
     const tick = () => {
       timer = null;
       if (signal.aborted) return;
-      exclusive(checkOnce).catch(() => {}).finally(() => {
+      exclusive(checkOnce).catch((err) => {
+        // The real servers stay at weight 0 and are checked again next time.
+        metrics.cleanupFailed();
+        logger.error("IPVS graceful termination check failed", { family, err });
+      }).finally(() => {
         if (!signal.aborted) timer = clock.setTimeout(tick, interval);
       });
     };

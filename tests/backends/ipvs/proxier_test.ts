@@ -7,6 +7,7 @@ import { createFakeIpset } from "../../support/fake_ipset.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { createFakeIpvsadm } from "../../support/fake_ipvsadm.ts";
 import { FakeClock } from "../../support/fake_clock.ts";
+import { createMemoryLogger } from "../../../lib/log/mod.ts";
 import { ep, port, state, svc } from "./fixtures.ts";
 
 /** A node of stateful fakes behind one runner. */
@@ -28,13 +29,18 @@ type Node = ReturnType<typeof fakeNode>;
 
 function proxier(n: Node, o: Partial<IpvsProxierOptions> = {}) {
   let restoreFailures = 0;
+  let cleanupFailures = 0;
   const p = createIpvsProxier({
     family: "IPv4",
     runner: n.run,
-    metrics: { applyFailed: () => restoreFailures++, cleanupFailed: () => {}, synced: () => {} },
+    metrics: {
+      applyFailed: () => restoreFailures++,
+      cleanupFailed: () => cleanupFailures++,
+      synced: () => {},
+    },
     ...o,
   });
-  return { p, restoreFailures: () => restoreFailures };
+  return { p, restoreFailures: () => restoreFailures, cleanupFailures: () => cleanupFailures };
 }
 
 async function snapshot(n: Node) {
@@ -143,6 +149,28 @@ Deno.test("createIpvsProxier() drains a removed TCP real server and deletes it o
 
   ac.abort();
   assert.equal(clock.pendingTimers, 0);
+});
+
+Deno.test("createIpvsProxier() logs and counts a failed drain check and deletes on the next", async () => {
+  const n = fakeNode();
+  const clock = new FakeClock();
+  const logger = createMemoryLogger();
+  const { p, cleanupFailures } = proxier(n, { clock, logger });
+  const ac = new AbortController();
+  p.start(ac.signal);
+  await p.sync(state([port(svc(), [ep("10.0.1.1"), ep("10.0.2.1")])]));
+  await p.sync(state([port(svc(), [ep("10.0.1.1")])]));
+  const real = () => n.ipvs.services.get("TCP 172.30.0.41:80")!.reals.get("10.0.2.1:80");
+  n.ipvs.failRestoreContaining("10.0.2.1");
+  await clock.advance(60_000);
+  assert.equal(cleanupFailures(), 1);
+  assert.ok(logger.lines.some((l) => /IPVS graceful termination check failed/.test(l)));
+  assert.ok(real() !== undefined, "kept after the failed delete");
+  n.ipvs.failRestoreContaining(null);
+  await clock.advance(60_000);
+  assert.equal(real(), undefined);
+  assert.equal(cleanupFailures(), 1);
+  ac.abort();
 });
 
 Deno.test("createIpvsProxier() never hands an untrusted value to any command", async () => {
