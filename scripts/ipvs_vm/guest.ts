@@ -39,6 +39,16 @@ export interface IpvsGuestOptions {
   readonly agentPollSeconds?: number;
   /** Parent of the guest's temporary folder; default $TMPDIR or /tmp. */
   readonly tmpDir?: string;
+  /** Host folder shared read-only as the guest's root; default "/". */
+  readonly rootDir?: string;
+  /** More read-only shares (e.g. layers named in the init's `extraLowerTags`); default none. */
+  readonly extraShares?: readonly { readonly tag: string; readonly path: string }[];
+  /** Appended to the kernel command line; default none. */
+  readonly kernelArgs?: readonly string[];
+  /** How the agent runs (see `agentScript`); default "pid1". */
+  readonly agentVariant?: "pid1" | "service";
+  /** After asking the guest to power off, how long before qemu is killed; default 10 s. */
+  readonly stopGraceMs?: number;
 }
 
 /** How to follow one command. */
@@ -103,7 +113,10 @@ export async function startIpvsGuest(options: IpvsGuestOptions = {}): Promise<Ip
   const ioDir = await Deno.makeTempDir({ prefix: GUEST_DIR_PREFIX, dir: tmpDir });
   await Deno.writeTextFile(`${ioDir}/${HOST_PID_FILE}`, `${Deno.pid}\n`);
   const consoleFile = `${ioDir}.console`;
-  const agent = agentScript({ pollSeconds: options.agentPollSeconds ?? 0.05 });
+  const agent = agentScript({
+    pollSeconds: options.agentPollSeconds ?? 0.05,
+    ...(options.agentVariant !== undefined ? { variant: options.agentVariant } : {}),
+  });
   await Deno.writeTextFile(`${ioDir}/${GUEST_LAYOUT.agentFile}`, agent);
   const started = Date.now();
   let child: Deno.ChildProcess;
@@ -118,6 +131,9 @@ export async function startIpvsGuest(options: IpvsGuestOptions = {}): Promise<Ip
           ioDir,
           consoleFile,
           ...(options.memoryMiB !== undefined ? { memoryMiB: options.memoryMiB } : {}),
+          ...(options.rootDir !== undefined ? { rootDir: options.rootDir } : {}),
+          ...(options.extraShares !== undefined ? { extraShares: options.extraShares } : {}),
+          ...(options.kernelArgs !== undefined ? { kernelArgs: options.kernelArgs } : {}),
         }),
       ],
       stdin: "null",
@@ -153,6 +169,7 @@ class QemuGuest implements IpvsGuest {
   private readonly status: Promise<Deno.CommandStatus>;
   private readonly baseEnv: Readonly<Record<string, string>>;
   private readonly hostPollMs: number;
+  private readonly stopGraceMs: number;
 
   constructor(
     private readonly child: Deno.ChildProcess,
@@ -162,6 +179,7 @@ class QemuGuest implements IpvsGuest {
   ) {
     this.baseEnv = options.baseEnv ?? defaultGuestEnv();
     this.hostPollMs = options.hostPollMs ?? 20;
+    this.stopGraceMs = options.stopGraceMs ?? 10_000;
     const decoder = new TextDecoder();
     const pump = async (s: ReadableStream<Uint8Array>) => {
       for await (const c of s) this.qemuOutput += decoder.decode(c, { stream: true });
@@ -259,7 +277,7 @@ class QemuGuest implements IpvsGuest {
         } catch {
           // Exited meanwhile.
         }
-      }, 10_000);
+      }, this.stopGraceMs);
       try {
         await this.status;
       } finally {

@@ -13,6 +13,10 @@ export interface QemuArgsOptions {
   readonly rootDir?: string;
   /** Guest memory in MiB; default 1024. */
   readonly memoryMiB?: number;
+  /** More host folders shared read-only, each under its 9p tag; default none. */
+  readonly extraShares?: readonly { readonly tag: string; readonly path: string }[];
+  /** Appended to the kernel command line; default none. */
+  readonly kernelArgs?: readonly string[];
 }
 
 /**
@@ -21,7 +25,13 @@ export interface QemuArgsOptions {
  */
 export function qemuArgs(opts: QemuArgsOptions): string[] {
   const { rootTag, ioTag } = GUEST_LAYOUT;
-  for (const [what, path] of [["ioDir", opts.ioDir], ["rootDir", opts.rootDir ?? "/"]] as const) {
+  const extraShares = opts.extraShares ?? [];
+  const folders = [
+    ["ioDir", opts.ioDir],
+    ["rootDir", opts.rootDir ?? "/"],
+    ...extraShares.map((s) => [`share "${s.tag}"`, s.path] as const),
+  ] as const;
+  for (const [what, path] of folders) {
     if (path.includes(",")) {
       throw new Error(`Invalid ${what} "${path}": qemu options cannot hold ","`);
     }
@@ -44,7 +54,7 @@ export function qemuArgs(opts: QemuArgsOptions): string[] {
     "-initrd",
     opts.initrd,
     "-append",
-    "console=ttyS0 quiet panic=-1 rdinit=/init",
+    ["console=ttyS0 quiet panic=-1 rdinit=/init", ...(opts.kernelArgs ?? [])].join(" "),
     "-serial",
     `file:${opts.consoleFile}`,
     "-virtfs",
@@ -53,5 +63,9 @@ export function qemuArgs(opts: QemuArgsOptions): string[] {
     },mount_tag=${rootTag},security_model=none,readonly=on,multidevs=remap`,
     "-virtfs",
     `local,path=${opts.ioDir},mount_tag=${ioTag},security_model=none,multidevs=remap`,
+    ...extraShares.flatMap((s) => [
+      "-virtfs",
+      `local,path=${s.path},mount_tag=${s.tag},security_model=none,readonly=on,multidevs=remap`,
+    ]),
   ];
 }
