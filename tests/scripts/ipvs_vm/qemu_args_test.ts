@@ -19,3 +19,24 @@ Deno.test("qemuArgs() emulates (never KVM) and shares the root read-only, the io
 Deno.test("qemuArgs() refuses a folder whose comma would split qemu's option", () => {
   assert.throws(() => qemuArgs({ ...BASE, ioDir: "/tmp/a,b" }), /Invalid ioDir "\/tmp\/a,b"/);
 });
+
+Deno.test("qemuArgs() shares extra folders read-only and appends kernel arguments", () => {
+  const args = qemuArgs({
+    ...BASE,
+    rootDir: "/var/cache/root",
+    extraShares: [{ tag: "program", path: "/tmp/program" }],
+    kernelArgs: ["systemd.show_status=error"],
+  });
+  const after = (flag: string) => args.filter((_, i) => args[i - 1] === flag);
+  const [root, io, program] = after("-virtfs");
+  assert.match(root!, /^local,path=\/var\/cache\/root,mount_tag=hostroot,.*readonly=on/);
+  assert.doesNotMatch(io!, /readonly/);
+  assert.match(program!, /^local,path=\/tmp\/program,mount_tag=program,.*readonly=on/);
+  assert.deepEqual(after("-append"), [
+    "console=ttyS0 quiet panic=-1 rdinit=/init systemd.show_status=error",
+  ]);
+  assert.throws(
+    () => qemuArgs({ ...BASE, extraShares: [{ tag: "p", path: "/a,b" }] }),
+    /Invalid share "p" "\/a,b"/,
+  );
+});
