@@ -49,6 +49,8 @@ export interface IpvsGuestOptions {
   readonly agentVariant?: "pid1" | "service";
   /** After asking the guest to power off, how long before qemu is killed; default 10 s. */
   readonly stopGraceMs?: number;
+  /** What error messages call the guest; default "IPVS guest". */
+  readonly label?: string;
 }
 
 /** How to follow one command. */
@@ -144,7 +146,9 @@ export async function startIpvsGuest(options: IpvsGuestOptions = {}): Promise<Ip
     await Deno.remove(ioDir, { recursive: true }).catch(() => {});
     if (err instanceof Deno.errors.NotFound) {
       throw new Error(
-        `IPVS guest needs "${qemu}" (Debian package qemu-system-x86): run scripts/install_test_deps.sh`,
+        `${
+          options.label ?? "IPVS guest"
+        } needs "${qemu}" (Debian package qemu-system-x86): run scripts/install_test_deps.sh`,
       );
     }
     throw err;
@@ -170,6 +174,7 @@ class QemuGuest implements IpvsGuest {
   private readonly baseEnv: Readonly<Record<string, string>>;
   private readonly hostPollMs: number;
   private readonly stopGraceMs: number;
+  private readonly label: string;
 
   constructor(
     private readonly child: Deno.ChildProcess,
@@ -180,6 +185,7 @@ class QemuGuest implements IpvsGuest {
     this.baseEnv = options.baseEnv ?? defaultGuestEnv();
     this.hostPollMs = options.hostPollMs ?? 20;
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
+    this.label = options.label ?? "IPVS guest";
     const decoder = new TextDecoder();
     const pump = async (s: ReadableStream<Uint8Array>) => {
       for await (const c of s) this.qemuOutput += decoder.decode(c, { stream: true });
@@ -195,7 +201,7 @@ class QemuGuest implements IpvsGuest {
   private async failure(what: string): Promise<Error> {
     const qemu = this.qemuOutput.trim();
     return new Error(
-      `IPVS guest ${what}${qemu ? `\nqemu says: ${qemu}` : ""}\nconsole tail:\n${await readTail(
+      `${this.label} ${what}${qemu ? `\nqemu says: ${qemu}` : ""}\nconsole tail:\n${await readTail(
         this.consoleFile,
       )}`,
     );

@@ -4,6 +4,8 @@
  * running as a systemd unit. Commands run with the guest's programs and files, not the host's.
  */
 import {
+  GUEST_DIR_PREFIX,
+  HOST_PID_FILE,
   type IpvsGuest,
   prepareGuestImage,
   type PrepareOptions,
@@ -26,7 +28,7 @@ export interface SystemdGuestOptions {
   readonly root?: SystemdRootOptions;
   /** How the program is installed into its layer (scripts/image's `stageProgram`). */
   readonly program?: StageProgramOptions;
-  /** Launch to agent ready; default 240 s (systemd boots in ~10 s on an idle machine). */
+  /** Launch to agent ready; default 240 s, room for a busy machine under emulation. */
   readonly bootTimeoutMs?: number;
   /** Parent of the program layer's temporary folder; default $TMPDIR or /tmp. */
   readonly tmpDir?: string;
@@ -46,13 +48,16 @@ export async function startSystemdGuest(options: SystemdGuestOptions = {}): Prom
   const image = await prepareGuestImage({ ...options.prepare, init: SYSTEMD_INIT_OPTIONS });
   const rootDir = await prepareSystemdRoot(options.root);
   const tmpDir = options.tmpDir ?? Deno.env.get("TMPDIR") ?? "/tmp";
-  const layer = await Deno.makeTempDir({ dir: tmpDir, prefix: "systemd-guest-program-" });
-  const removeLayer = () => Deno.remove(layer, { recursive: true }).catch(() => {});
-  let guest: IpvsGuest;
+  // Named and marked as the IPVS guest's folders are, so that a later start removes it when
+  // this process dies without stop().
+  const layerParent = await Deno.makeTempDir({ dir: tmpDir, prefix: GUEST_DIR_PREFIX });
+  await Deno.writeTextFile(`${layerParent}/${HOST_PID_FILE}`, `${Deno.pid}\n`);
+  const layer = `${layerParent}/root`;
+  const removeLayer = () => Deno.remove(layerParent, { recursive: true }).catch(() => {});
   try {
     await stageProgram(layer, options.program);
     const prepareMs = Date.now() - started;
-    guest = await startIpvsGuest({
+    const guest: IpvsGuest = await startIpvsGuest({
       image,
       rootDir,
       extraShares: [{ tag: PROGRAM_TAG, path: layer }],
@@ -63,6 +68,7 @@ export async function startSystemdGuest(options: SystemdGuestOptions = {}): Prom
       // systemd stops its units before it powers off.
       stopGraceMs: 60_000,
       tmpDir,
+      label: "systemd guest",
     });
     return {
       prepareMs,
