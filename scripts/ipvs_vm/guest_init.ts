@@ -89,10 +89,10 @@ export interface AgentScriptOptions {
 
 /**
  * The command agent, run by bash as PID 1 after switch_root (or as a systemd unit, see
- * `variant`). Request N is
- * `req/N.sh` (renamed into place whole); its output goes to `out/N.stdout` and `out/N.stderr`,
- * then its exit code and a newline to `out/N.code` (the host waits for the newline). Every
- * process costs ~0.1 s under emulation, so the loop forks only to run the request itself.
+ * `variant`). Request N is `req/N.sh` (renamed into place whole); its output goes to
+ * `out/N.stdout` and `out/N.stderr`, then its exit code and a newline to `out/N.code` (the host
+ * waits for the newline). Every process costs ~0.1 s under emulation, so the loop forks only to
+ * run the request itself.
  */
 export function agentScript(opts: AgentScriptOptions): string {
   const { ioMount, readyFile, stopFile } = GUEST_LAYOUT;
