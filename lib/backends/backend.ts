@@ -10,6 +10,11 @@ export interface SyncReport {
    * per table in iptables mode (kubeproxy_sync_proxy_rules_iptables_total{table}).
    */
   readonly counts: Readonly<Record<string, number>>;
+  /**
+   * What the sync wrote, where the mode counts it: rules per table of its restore input in
+   * iptables mode (kubeproxy_sync_proxy_rules_iptables_last{table}).
+   */
+  readonly written?: Readonly<Record<string, number>>;
 }
 
 /** What a backend and the app tell a mode's own metrics (each mode registers its own set). */

@@ -1,6 +1,6 @@
 /**
  * The metrics each proxy mode registers besides the core set, as upstream's RegisterMetrics
- * switches on the mode: iptables its restore counters, rule gauge, full/partial latencies and
+ * switches on the mode: iptables its restore counters, rule gauges, full/partial latencies and
  * the nfacct packet counters; ipvs only the restore-failure counter; nftables its sync and
  * cleanup failure counters and full/partial latencies.
  */
@@ -98,6 +98,12 @@ function iptablesMetrics(b: Builders, extras: ModeMetricsExtras): BackendMetrics
     "Total number of iptables rules owned by kube-proxy",
     ["ip_family", "table"],
   );
+  // Set from what each applied restore wrote: a partial sync's input carries only what changed.
+  const rulesLast = b.gauge(
+    "sync_proxy_rules_iptables_last",
+    "Number of iptables rules written by kube-proxy in last sync",
+    ["ip_family", "table"],
+  );
   const full = b.hist(
     "sync_full_proxy_rules_duration_seconds",
     "SyncProxyRules latency in seconds for full resyncs",
@@ -121,6 +127,9 @@ function iptablesMetrics(b: Builders, extras: ModeMetricsExtras): BackendMetrics
         (report.full ? full : partial).observe({ ip_family }, seconds);
         for (const [table, n] of Object.entries(report.counts)) {
           rulesTotal.set({ ip_family, table }, n);
+        }
+        for (const [table, n] of Object.entries(report.written ?? {})) {
+          rulesLast.set({ ip_family, table }, n);
         }
       },
     };

@@ -61,6 +61,10 @@ Deno.test("sync metrics move per ip_family: counts, durations, rules and timesta
       text,
       /kubeproxy_sync_proxy_rules_iptables_total\{ip_family="IPv4",table="nat"\} [1-9]/,
     );
+    assert.match(
+      text,
+      /kubeproxy_sync_proxy_rules_iptables_last\{ip_family="IPv4",table="filter"\} [1-9]/,
+    );
     assert.match(text, /kubeproxy_sync_proxy_rules_endpoint_changes_total 1/);
     assert.match(text, /kubeproxy_sync_proxy_rules_service_changes_total 1/);
     assert.match(
@@ -77,6 +81,9 @@ Deno.test("sync metrics move per ip_family: counts, durations, rules and timesta
       after,
       /kubeproxy_sync_partial_proxy_rules_duration_seconds_count\{ip_family="IPv4"\} 1/,
     );
+    // The partial sync rewrote the endpoint's chains only: the filter table did not change.
+    assert.match(after, /_iptables_last\{ip_family="IPv4",table="nat"\} [1-9]/);
+    assert.match(after, /_iptables_last\{ip_family="IPv4",table="filter"\} 0$/m);
     assert.match(after, /kubeproxy_sync_proxy_rules_endpoint_changes_total 2/);
   } finally {
     await t.stop();

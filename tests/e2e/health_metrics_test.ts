@@ -54,6 +54,11 @@ Deno.test("e2e: /metrics moves with syncs; /healthz is 503 while every restore f
       )!;
       assert.ok(syncs >= 1, first);
       assert.ok(natRules > 0);
+      // What the last sync wrote: everything after the first, nothing after an idle periodic one.
+      for (const table of ["nat", "filter"]) {
+        const last = `kubeproxy_sync_proxy_rules_iptables_last{ip_family="IPv4",table="${table}"}`;
+        assert.notEqual(sample(first, last), null, last);
+      }
       assert.equal(sample(first, "kubeproxy_sync_proxy_rules_endpoint_changes_total"), 1);
       assert.equal(sample(first, "kubeproxy_sync_proxy_rules_service_changes_total"), 1);
       assert.ok(sample(first, `kubeproxy_sync_proxy_rules_last_timestamp_seconds${V4}`)! > 0);

@@ -48,6 +48,7 @@ const MODE_ONLY: Record<"iptables" | "ipvs" | "nftables", Record<string, MetricS
     sync_full_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
     sync_partial_proxy_rules_duration_seconds: { type: "histogram", labels: ["ip_family"] },
     sync_proxy_rules_iptables_total: { type: "gauge", labels: ["ip_family", "table"] },
+    sync_proxy_rules_iptables_last: { type: "gauge", labels: ["ip_family", "table"] },
     [RESTORE_FAILURES]: family,
     sync_proxy_rules_iptables_partial_restore_failures_total: family,
   },
@@ -215,13 +216,18 @@ Deno.test("a family's mode metrics count under its ip_family and are present at 
   }
   v6.applyFailed(false);
   v4.applyFailed(true);
-  v4.synced({ full: true, counts: { nat: 7, filter: 3 } }, 0.2);
+  v4.synced({ full: true, counts: { nat: 7, filter: 3 }, written: { nat: 7, filter: 3 } }, 0.2);
+  v4.synced({ full: false, counts: { nat: 7, filter: 3 }, written: { nat: 2, filter: 0 } }, 0.1);
   const text = await registry.metrics();
   assert.match(text, new RegExp(`_${RESTORE_FAILURES}\\{ip_family="IPv6"\\} 1$`, "m"));
   assert.match(text, new RegExp(`_${RESTORE_FAILURES}\\{ip_family="IPv4"\\} 1$`, "m"));
   assert.match(text, /_partial_restore_failures_total\{ip_family="IPv6"\} 1$/m);
   assert.match(text, /_partial_restore_failures_total\{ip_family="IPv4"\} 0$/m);
   assert.match(text, /_iptables_total\{ip_family="IPv4",table="nat"\} 7$/m);
+  // What the last sync wrote, a partial one's only what changed.
+  assert.match(text, /_iptables_last\{ip_family="IPv4",table="nat"\} 2$/m);
+  assert.match(text, /_iptables_last\{ip_family="IPv4",table="filter"\} 0$/m);
+  assert.doesNotMatch(text, /_iptables_last\{ip_family="IPv6"/m);
   assert.match(text, /sync_full_proxy_rules_duration_seconds_count\{ip_family="IPv4"\} 1$/m);
 });
 

@@ -23,7 +23,12 @@ import { heldAsRendered, type KernelChains } from "./kernel_chains.ts";
 import type { LocalAddressLister } from "../../net/mod.ts";
 import { type IptablesRenderSummary, renderIptables, renderIptablesSlices } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
-import { buildRestorePayload, type RestorePlan, restoreTailChunks } from "./restore_payload.ts";
+import {
+  buildRestorePayload,
+  type RestorePlan,
+  restoreTailChunks,
+  type WrittenRules,
+} from "./restore_payload.ts";
 import { natLayout, type NatLayoutKind } from "./restore_layout.ts";
 import type { OwnedLine } from "./rule_buffer.ts";
 import { createTableReader, type TableFindings, type TableReads } from "./table_reads.ts";
@@ -228,6 +233,8 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     let readFailed = false;
     let plan: RestorePlan | undefined;
     let digests: TopLevelDigests | undefined;
+    // Counted as the input is made: what reaches the restore, partial or left in place alike.
+    const written: WrittenRules = { nat: 0, filter: 0 };
 
     // The input is made while iptables-restore runs: a full sync's reads of the tables start
     // once the restore has started (both spawns block this thread), the restore takes the lock
@@ -240,7 +247,10 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         writeTopLevel: full && kept === undefined,
       };
       const topLevelNat: string[] = [];
-      const nat = natLayout(layoutOf(state), body, { sortDeclarations: flavour === "nft" });
+      const nat = natLayout(layoutOf(state), body, {
+        sortDeclarations: flavour === "nft",
+        written,
+      });
       const head = nat.head();
       if (head !== undefined) yield head;
       if (readsTables) tables = early ?? reader.read();
@@ -301,7 +311,7 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
         });
       }
       plan = { ...body, ...findings, changedTopLevelNat, writeFilter };
-      yield* restoreTailChunks(r, plan);
+      yield* restoreTailChunks(r, plan, written);
     }
 
     let out;
@@ -343,7 +353,11 @@ export function createIptablesProxier(options: IptablesProxierOptions): ProxyBac
     if (full) auditDue = !readsTables;
     ownedChains = rules.activeNatChains; // a fresh set per render, never changed after
     applied = digests;
-    return { full, counts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter } };
+    return {
+      full,
+      counts: { nat: rules.ruleCounts.nat, filter: rules.ruleCounts.filter },
+      written: { nat: written.nat, filter: written.filter },
+    };
   };
 
   /**

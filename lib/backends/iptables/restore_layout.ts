@@ -2,7 +2,7 @@
  * In what order a sync hands the rendered nat lines to iptables-restore. The rules that land
  * are the same either way; what differs is how long the restore takes to parse them.
  */
-import { keptLines, type RestoreBody, restoreHead } from "./restore_payload.ts";
+import { keptLines, type RestoreBody, restoreHead, type WrittenRules } from "./restore_payload.ts";
 import { linesText } from "../common/mod.ts";
 import type { OwnedLine } from "./rule_buffer.ts";
 
@@ -25,6 +25,8 @@ export interface NatLayoutOptions {
    * included), which slice-sorted chains do not. Legacy iptables gains nothing from sorting.
    */
   readonly sortDeclarations?: boolean;
+  /** Where the rules of the slices written are counted, as each slice is taken. */
+  readonly written?: WrittenRules;
 }
 
 /** Where the nat lines of one restore go as the render yields them. */
@@ -37,13 +39,23 @@ export interface NatLayout {
   held(): Iterable<string>;
 }
 
-/** The text of one slice: the lines the restore keeps, declarations first (sorted if asked). */
-function sliceText(lines: readonly OwnedLine[], body: RestoreBody, sort: boolean): string {
+/**
+ * The text of one slice: the lines the restore keeps, declarations first (sorted if asked);
+ * its rules are added to `written`.
+ */
+function sliceText(
+  lines: readonly OwnedLine[],
+  body: RestoreBody,
+  sort: boolean,
+  written: WrittenRules,
+): string {
   const kept = [...keptLines(lines, body)];
+  // A slice declares its chains before its rules: every line from the first rule on is one.
+  let end = 0;
+  while (end < kept.length && kept[end]!.startsWith(":")) end++;
+  written.nat += kept.length - end;
   if (!sort) return linesText(kept);
-  // A slice declares its chains before its rules; `:NAME - [0:0]` lines sort by NAME.
-  const firstRule = kept.findIndex((l) => !l.startsWith(":"));
-  const end = firstRule === -1 ? kept.length : firstRule;
+  // `:NAME - [0:0]` lines sort by NAME.
   return linesText(kept.slice(0, end).sort().concat(kept.slice(end)));
 }
 
@@ -54,17 +66,18 @@ export function natLayout(
   options: NatLayoutOptions = {},
 ): NatLayout {
   const sort = options.sortDeclarations ?? false;
+  const written = options.written ?? { nat: 0, filter: 0 };
   if (kind === "streamed") {
     return {
       head: () => restoreHead(body),
-      slice: (lines) => sliceText(lines, body, sort),
+      slice: (lines) => sliceText(lines, body, sort, written),
       held: () => [],
     };
   }
   const pieces = [restoreHead(body)];
   return {
     head: () => undefined,
-    slice: (lines) => void pieces.push(sliceText(lines, body, sort)),
+    slice: (lines) => void pieces.push(sliceText(lines, body, sort, written)),
     held: () => pieces.splice(0),
   };
 }

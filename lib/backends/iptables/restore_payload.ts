@@ -43,6 +43,17 @@ export interface RestoreTail {
 /** What to put in one restore besides the top-level chains. */
 export type RestorePlan = RestoreBody & RestoreTail;
 
+/**
+ * The rules (`-A` lines) per table one restore input writes, counted as the input is made
+ * (kubeproxy_sync_proxy_rules_iptables_last{table}). Chain declarations and `-X` deletions are
+ * not rules, and neither are the jumps inserted into built-in chains: upstream's restore input,
+ * which its gauge counts, has none (it ensures them with commands of their own).
+ */
+export interface WrittenRules {
+  nat: number;
+  filter: number;
+}
+
 /** Lines per piece of restore input handed to the command (see restoreChunks). */
 const LINES_PER_CHUNK = 4096;
 
@@ -81,8 +92,15 @@ export function restoreHead(plan: RestoreBody): string {
  * flushes them, then deleted: no rule written above leads to them), the jumps, then the filter
  * and mangle tables.
  */
-function* tailLines(rules: IptablesRenderSummary, plan: RestorePlan): Generator<string> {
-  yield* plan.changedTopLevelNat;
+function* tailLines(
+  rules: IptablesRenderSummary,
+  plan: RestorePlan,
+  written: WrittenRules,
+): Generator<string> {
+  for (const line of plan.changedTopLevelNat) {
+    if (line.startsWith("-A ")) written.nat++;
+    yield line;
+  }
   for (const chain of plan.staleNatChains) yield chainLine(chain);
   for (const chain of plan.staleNatChains) yield `-X ${chain}`;
   for (const jump of plan.jumps) if (jump.table === "nat") yield jumpInsertLine(jump);
@@ -94,6 +112,7 @@ function* tailLines(rules: IptablesRenderSummary, plan: RestorePlan): Generator<
       yield chainLine(KUBE_FIREWALL);
     }
     if (plan.canary) yield chainLine(KUBE_PROXY_CANARY);
+    written.filter += rules.filterRules.length;
     yield* rules.filterRules;
     for (const jump of plan.jumps) if (jump.table === "filter") yield jumpInsertLine(jump);
     yield "COMMIT";
@@ -115,12 +134,16 @@ function* chunked(lines: Iterable<string>): Generator<string> {
   if (batch.length > 0) yield linesText(batch);
 }
 
-/** The pieces that follow the last slice, ending the input (see tailLines). */
+/**
+ * The pieces that follow the last slice, ending the input (see tailLines); the rules among
+ * them are added to `written` as the pieces are made.
+ */
 export function restoreTailChunks(
   rules: IptablesRenderSummary,
   plan: RestorePlan,
+  written: WrittenRules = { nat: 0, filter: 0 },
 ): Iterable<string> {
-  return chunked(tailLines(rules, plan));
+  return chunked(tailLines(rules, plan, written));
 }
 
 /**
@@ -132,7 +155,7 @@ export function restoreChunks(rules: IptablesRuleSet, plan: RestorePlan): Iterab
   return {
     *[Symbol.iterator]() {
       yield* chunked(bodyLines(rules, plan));
-      yield* chunked(tailLines(rules, plan));
+      yield* chunked(tailLines(rules, plan, { nat: 0, filter: 0 }));
     },
   };
 }

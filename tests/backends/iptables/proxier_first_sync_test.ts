@@ -63,10 +63,12 @@ Deno.test("IptablesProxier with iptables-nft leaves alone, at a restart, the cha
   const reads = proxier.prepareFirstSync!();
   assert.ok(reads instanceof Promise, "the app waits for the whole nat read");
   await reads;
-  assert.equal((await proxier.sync(two)).full, true);
+  const report = await proxier.sync(two);
+  assert.equal(report.full, true);
   const input = lastRestoreInput(fake);
   assert.doesNotMatch(input, /KUBE-(SVC|SEP)-|-A KUBE-SERVICES/, "nothing a previous run left");
   assert.match(input, /\*filter/, "the filter table is written whole, as on any first sync");
+  assert.deepEqual(report.written, { nat: 0, filter: report.counts.filter }, "rules written");
   assert.deepEqual([...fake.table("nft", "IPv4", "nat")].map(([c, v]) => [c, v.rules]), before);
 
   // A restart after svc1's endpoint moved and svc2 went: svc1's chains, and svc2's deleted.

@@ -98,3 +98,19 @@ Deno.test("natLayout() streamed writes each slice as it renders; held writes not
   assert.equal(held.early, "");
   assert.equal(held.all, streamed.all);
 });
+
+Deno.test("natLayout() counts into `written` the rules of the lines it keeps, whichever layout and sorting", () => {
+  for (const [body, rules] of [[PARTIAL, 4], [FULL, 6]] as const) {
+    for (
+      const [kind, sort] of [["streamed", false], ["held", false], ["streamed", true]] as const
+    ) {
+      const written = { nat: 0, filter: 0 };
+      const nat = natLayout(kind, body, { sortDeclarations: sort, written });
+      let text = nat.head() ?? "";
+      for (const slice of SLICES) text += nat.slice(slice) ?? "";
+      text += [...nat.held()].join("");
+      assert.equal(linesOf(text).filter((l) => l.startsWith("-A ")).length, rules);
+      assert.deepEqual(written, { nat: rules, filter: 0 }, `${kind}, sorted ${sort}`);
+    }
+  }
+});
