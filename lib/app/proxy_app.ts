@@ -36,7 +36,7 @@ export interface ProxyAppOptions {
    * per-service health check servers follow it); errors are logged, never fatal.
    */
   readonly onApplied?: (states: readonly ProxyState[]) => Promise<void>;
-  /** Syncs wait for this (start-up housekeeping that removes other modes' rules). */
+  /** Syncs wait for this (start-up housekeeping: conntrack tuning, oomScoreAdj). */
   readonly syncAfter?: Promise<void>;
   /** When and how garbage is collected (see createMemoryReclaimer); default V8's exposed `gc()`. */
   readonly memory?: Omit<MemoryReclaimerOptions, "clock">;
@@ -156,7 +156,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
       const stopped = runner.start(signal);
       for (const { backend } of backends) backend.start?.(signal);
       // The first sync's reads of the kernel run while the lists come in, once the start-up
-      // housekeeping (which may remove other modes' rules) is done.
+      // housekeeping is done.
       firstReadsPending = true;
       firstReads = Promise.resolve(options.syncAfter).then(async () => {
         if (signal.aborted) return;

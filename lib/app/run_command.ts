@@ -1,6 +1,6 @@
 /** The long-running proxy: prepare the chosen mode, start the app and its servers. */
 import { Registry } from "../metrics/prom.ts";
-import { cleanupModes, leftoverModes, loadMode } from "../backends/mod.ts";
+import { loadMode } from "../backends/mod.ts";
 import type { ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
@@ -27,6 +27,7 @@ import { CommandFailure } from "./command_failure.ts";
 import { asCommandFailure } from "./commands.ts";
 import { watchConfigFile } from "./config_watch.ts";
 import { applyOomScoreAdj } from "./oom.ts";
+import { createLeftoverRemoval } from "./leftover_removal.ts";
 import { createProxyApp } from "./proxy_app.ts";
 import { type EarlySource, startEarly } from "../source/mod.ts";
 import { createStateIntake, type StateIntake } from "./state_intake.ts";
@@ -112,10 +113,9 @@ async function runWithSource(started: Started): Promise<void> {
     families: prepared.families,
     node: config.hostnameOverride,
   });
-  // Start-up housekeeping runs while the first lists come in; the first sync waits for it
-  // (it removes the other modes' rules). Each step logs its own failures and goes on.
+  // Start-up housekeeping runs while the first lists come in; the first sync waits for it.
+  // Each step logs its own failures and goes on.
   const housekeeping = Promise.all([
-    cleanupModes(leftoverModes(mode.name), runner, logger),
     tuneConntrack({ config: config.conntrack, runner, logger }),
     applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger }),
   ]).then(() => {}, (err) => logger.error("Start-up housekeeping failed", { err }));
@@ -124,6 +124,14 @@ async function runWithSource(started: Started): Promise<void> {
     logger,
   });
   registerProcessMetrics(registry);
+  // The other modes' rules keep routing services until this mode's first sync is in the
+  // kernel for every family; only then are they removed (no moment with neither in place).
+  const leftovers = createLeftoverRemoval({
+    mode: mode.name,
+    families: prepared.families,
+    runner,
+    logger,
+  });
   /** The node IPs the net permission lacks, as last reported (one line, not one per sync). */
   let reportedUnpermitted = "";
   // Asked only when a load balancer probes, which is after the app below exists.
@@ -144,7 +152,8 @@ async function runWithSource(started: Started): Promise<void> {
     metrics,
     conntrackRunner: runner,
     syncAfter: housekeeping,
-    onApplied: (states) => {
+    onApplied: async (states) => {
+      await leftovers.afterSync(states);
       const bindable = bindableHealthCheckAddresses(
         healthCheckAddresses(config.nodePortAddresses, states.flatMap((s) => s.node.ips)),
         (ip) => Deno.permissions.querySync({ name: "net", host: ip }).state === "granted",

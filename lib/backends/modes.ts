@@ -41,6 +41,31 @@ export const CLEANUP_ORDER: readonly ProxyModeName[] = ["iptables", "nftables", 
  * The modes whose leftovers starting in `mode` removes, as upstream 1.29+ does: nftables mode
  * removes iptables and IPVS state; iptables and ipvs modes delete the nftables tables (and do
  * not clean each other: IPVS mode programs iptables too).
+ *
+ * The app removes them only after its own first sync is in the kernel, so for a while both
+ * rule sets are there, routing the same services to the same endpoints. Why that is safe:
+ * - Every NAT chain here is a NAT-type chain (iptables' nat table, legacy or nft, hooks at
+ *   dstnat -100 and srcnat 100; nftables mode's `nat-*` chains at the same priorities). The
+ *   kernel's NAT core runs the NAT chains of a hook only for a connection's first packet, in
+ *   priority order, and stops at the first that sets up a binding. So a new connection is
+ *   DNATed once, by whichever set comes first, to an endpoint of the right service; the
+ *   masquerade mark that set's service chain puts on the packet is the same bit in every mode
+ *   (`masqueradeBit`), so whichever POSTROUTING chain comes first masquerades it, once.
+ * - Established connections run no NAT chain at all: their conntrack entries keep the
+ *   binding they were given, whichever set gave it, and deleting the old chains or table does
+ *   not touch conntrack. Nothing flushes conntrack at start; the stale-UDP cleanup only
+ *   deletes flows to endpoints that are gone.
+ * - Filter chains of both sets see every packet, and for the same cluster state both let the
+ *   same traffic through and reject the same (services without endpoints). nftables mode's
+ *   extra rules (invalid ClusterIP ports, unallocated ServiceCIDR addresses) only hit traffic
+ *   that iptables mode routes nowhere either.
+ * - IPVS with iptables or nftables mode: IPVS handles packets after routing delivers them
+ *   locally (service addresses sit on `kube-ipvs0`), at LOCAL_IN and at LOCAL_OUT priority
+ *   -98; the other mode's DNAT at -100 happens first and sends new connections to a pod, which
+ *   IPVS never sees. Existing IPVS connections keep their IPVS and conntrack entries and stay
+ *   on IPVS. IPVS and iptables mode share chain names (KUBE-SERVICES, KUBE-POSTROUTING,
+ *   KUBE-MARK-MASQ, KUBE-FORWARD): the new mode's first restore rewrites those chains whole,
+ *   in one transaction, so traffic moves from one to the other without a gap.
  */
 export function leftoverModes(mode: ProxyModeName): ProxyModeName[] {
   return mode === "nftables" ? ["iptables", "ipvs"] : ["nftables"];
