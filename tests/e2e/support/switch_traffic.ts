@@ -1,0 +1,119 @@
+/**
+ * Steady client traffic for the mode-switch tests, run inside a client namespace until
+ * SIGTERM: a new TCP connection every `--tcp-interval-ms` (each reads the echo line) and one
+ * UDP exchange every `--udp-interval-ms`, always from the same source port (one conntrack
+ * flow). On SIGTERM it waits for the attempts in flight and prints a TrafficReport as JSON.
+ *
+ *   deno run --no-config --allow-net --allow-ffi switch_traffic.ts --tcp 172.30.0.10:80 \
+ *     --udp 172.30.0.53:53 --udp-source-port 40001
+ */
+import { parseArgs } from "node:util";
+import { parseHostPort } from "../../../scripts/netns/host_port.ts";
+import type { ProbeAnswer } from "../../../scripts/netns/probe_types.ts";
+import { tcpAttempt } from "../../../scripts/netns/tcp_probe.ts";
+import { udpAttempt } from "../../../scripts/netns/udp_probe.ts";
+
+/** One attempt: when it started (ms since the first) and what came back. */
+export interface TrafficAttempt {
+  readonly atMs: number;
+  readonly answer: ProbeAnswer;
+}
+
+/** What switch_traffic.ts prints. */
+export interface TrafficReport {
+  readonly tcp: readonly TrafficAttempt[];
+  readonly udp: readonly TrafficAttempt[];
+}
+
+/** Counts of one protocol's attempts, for assertions and the printed summary. */
+export interface TrafficCounts {
+  readonly attempts: number;
+  readonly failed: number;
+  /** The longest time between two answered attempts (start to start), in ms. */
+  readonly maxGapMs: number;
+  /** Which endpoints answered. */
+  readonly answeredBy: readonly string[];
+  /** The failed attempts, for the failure message. */
+  readonly failures: readonly TrafficAttempt[];
+}
+
+/** Summarises one protocol's attempts. */
+export function countTraffic(attempts: readonly TrafficAttempt[]): TrafficCounts {
+  const ok = attempts.filter((a) => a.answer.ok);
+  let maxGapMs = 0;
+  for (let i = 1; i < ok.length; i++) {
+    maxGapMs = Math.max(maxGapMs, ok[i]!.atMs - ok[i - 1]!.atMs);
+  }
+  return {
+    attempts: attempts.length,
+    failed: attempts.length - ok.length,
+    maxGapMs,
+    answeredBy: [...new Set(ok.map((a) => a.answer.ok ? a.answer.name : ""))].sort(),
+    failures: attempts.filter((a) => !a.answer.ok),
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      tcp: { type: "string" },
+      udp: { type: "string" },
+      "udp-source-port": { type: "string" },
+      "tcp-interval-ms": { type: "string", default: "20" },
+      "udp-interval-ms": { type: "string", default: "100" },
+    },
+    strict: true,
+  });
+  if (!values.tcp || !values.udp || !values["udp-source-port"]) {
+    throw new Error("Missing --tcp, --udp or --udp-source-port");
+  }
+  const tcpDest = parseHostPort(values.tcp);
+  const udpDest = parseHostPort(values.udp);
+  const sourcePort = Number(values["udp-source-port"]);
+  const tcpEvery = Number(values["tcp-interval-ms"]);
+  const udpEvery = Number(values["udp-interval-ms"]);
+  const started = performance.now();
+  const now = () => Math.round(performance.now() - started);
+  let stopping = false;
+  const stopped = new Promise<void>((resolve) => {
+    Deno.addSignalListener("SIGTERM", () => {
+      stopping = true;
+      resolve();
+    });
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+  const tcp: TrafficAttempt[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const tcpLoop = async () => {
+    for (let i = 0; !stopping; i++) {
+      const atMs = now();
+      const p = tcpAttempt(tcpDest, 1000).then((answer) => {
+        tcp.push({ atMs, answer });
+      });
+      inFlight.add(p);
+      p.finally(() => inFlight.delete(p));
+      await sleep((i + 1) * tcpEvery - now());
+    }
+  };
+  const udp: TrafficAttempt[] = [];
+  const udpLoop = async () => {
+    for (let i = 0; !stopping; i++) {
+      const atMs = now();
+      udp.push({ atMs, answer: await udpAttempt(udpDest, 500, sourcePort) });
+      await sleep((i + 1) * udpEvery - now());
+    }
+  };
+  console.error("traffic started");
+  const loops = Promise.all([tcpLoop(), udpLoop()]);
+  await stopped;
+  await loops;
+  await Promise.all([...inFlight]);
+  tcp.sort((a, b) => a.atMs - b.atMs);
+  const report: TrafficReport = { tcp, udp };
+  console.log(JSON.stringify(report));
+  Deno.exit(0);
+}
+
+if (import.meta.main) await main();
