@@ -27,7 +27,7 @@ export interface ProxyAppOptions {
   readonly logger: Logger;
   readonly metrics: ProxyMetrics;
   readonly clock?: Clock;
-  /** Runs `conntrack` to delete stale UDP flows; omit to skip conntrack cleanup. */
+  /** Runs `conntrack` to reconcile stale UDP/SCTP flows; omit to skip conntrack cleanup. */
   readonly conntrackRunner?: CommandRunner;
   /** Upstream forces a full sync this often even without changes (default 1 h). */
   readonly fullSyncPeriodMs?: number;

@@ -1,9 +1,9 @@
 /**
  * One run of upstream's syncProxyRules across the node's families, in steps that each read on
- * their own: take the snapshot, sync one family, clean stale conntrack flows, record metrics.
+ * their own: take the snapshot, sync one family, reconcile stale conntrack flows, record metrics.
  */
 import type { FamilyBackend, SyncReport } from "../backends/mod.ts";
-import { deleteStaleFlows, staleUdpFlows } from "../conntrack/mod.ts";
+import { type ConntrackReconciler, createConntrackReconciler } from "../conntrack/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
@@ -19,7 +19,7 @@ export interface SyncDeps {
   readonly health: ProxyHealth;
   readonly logger: Logger;
   readonly clock: Clock;
-  /** Runs `conntrack` to delete stale UDP flows; omit to skip conntrack cleanup. */
+  /** Runs `conntrack` to reconcile stale UDP/SCTP flows; omit to skip conntrack cleanup. */
   readonly conntrackRunner?: CommandRunner;
   /** Upstream forces a full sync this often even without changes. */
   readonly fullSyncPeriodMs: number;
@@ -48,17 +48,24 @@ function recordNoLocalEndpoints(metrics: ProxyMetrics, state: ProxyState): void 
   metrics.noLocalEndpoints.set({ ip_family, traffic_policy: "external" }, external);
 }
 
-/** Deletes the UDP flows the new rules made stale (upstream does this after every sync). */
-async function cleanConntrack(
-  deps: SyncDeps,
-  previous: ProxyState | undefined,
-  state: ProxyState,
-): Promise<void> {
-  if (!deps.conntrackRunner) return;
-  const stale = staleUdpFlows(previous, state);
-  if (stale.length === 0) return;
-  const n = await deleteStaleFlows(deps.conntrackRunner, state.family, stale, deps.logger);
-  deps.metrics.conntrackDeleted.inc({ ip_family: state.family }, n);
+/**
+ * The conntrack reconciler over the app's runner, reporting to upstream's histogram and
+ * deleted-entries counter; undefined when conntrack cleanup is off.
+ */
+function conntrackReconciler(deps: SyncDeps): ConntrackReconciler | undefined {
+  if (!deps.conntrackRunner) return undefined;
+  const { metrics } = deps;
+  return createConntrackReconciler({
+    runner: deps.conntrackRunner,
+    logger: deps.logger,
+    now: () => deps.clock.now(),
+    metrics: {
+      observeDuration: (ip_family, s) =>
+        metrics.conntrackReconcileDuration.observe({ ip_family }, s),
+      deleted: (ip_family, n) => metrics.conntrackDeleted.inc({ ip_family }, n),
+      failed: (ip_family) => metrics.conntrackReconcileFailures.inc({ ip_family }),
+    },
+  });
 }
 
 /** Records one family's applied sync: the core metrics, the mode's own, and the log line. */
@@ -105,6 +112,7 @@ export function createSyncProxyRules(deps: SyncDeps): () => Promise<void> {
   const { tracker, logger, clock } = deps;
   /** The last applied snapshot per family, to find stale UDP flows. */
   const applied = new Map<IPFamily, ProxyState>();
+  const reconcileConntrack = conntrackReconciler(deps);
   let lastFullSync = clock.now();
 
   /** Syncs one family; returns the report, or the error it failed with. */
@@ -123,7 +131,9 @@ export function createSyncProxyRules(deps: SyncDeps): () => Promise<void> {
       return { error: err };
     }
     deps.flushed.delete(fb.family);
-    await cleanConntrack(deps, applied.get(fb.family), state);
+    // After every applied sync, the first one at start included: flows made while the proxy
+    // was down or that the new rules made stale go; the previous snapshot names deleted services.
+    await reconcileConntrack?.(state, applied.get(fb.family));
     applied.set(fb.family, state);
     recordSync(deps, fb, state, report, (clock.now() - started) / 1000);
     return { report };

@@ -42,11 +42,10 @@ export interface ProxyMetrics {
   readonly healthzTotal: Counter<"code">;
   readonly livezTotal: Counter<"code">;
   readonly conntrackDeleted: Counter<"ip_family">;
-  /**
-   * How long one conntrack reconcile took. Registered in every mode as upstream does; no
-   * conntrack reconciler observes it yet, so it stays at zero observations.
-   */
+  /** How long one conntrack reconcile took (after every sync, in every mode). */
   readonly conntrackReconcileDuration: Histogram<"ip_family">;
+  /** Ours: conntrack reconciles whose listing or deletion failed or printed unreadable lines. */
+  readonly conntrackReconcileFailures: Counter<"ip_family">;
   /** Ours: objects from the API or a manifest that failed validation and were skipped. */
   readonly invalidObjects: Counter<"kind">;
   /** Ours: re-reads of a kubeconfig token file that failed (the previous token stays in use). */
@@ -143,6 +142,11 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
       "ReconcileConntrackFlowsLatency latency in seconds",
       SYNC_DURATION_BUCKETS,
     ),
+    conntrackReconcileFailures: counter(
+      "conntrack_reconciler_failures_total",
+      "Conntrack reconciles that failed or read unexpected conntrack output; nothing unattributed is deleted",
+      family,
+    ),
     invalidObjects: counter(
       "invalid_objects_total",
       "Objects from the API server or manifests skipped because they failed validation",
@@ -176,6 +180,7 @@ export function createProxyMetrics(registry: Registry): ProxyMetrics {
           h.zero({ ip_family });
         }
         m.conntrackDeleted.inc({ ip_family }, 0);
+        m.conntrackReconcileFailures.inc({ ip_family }, 0);
         for (const traffic_policy of ["internal", "external"]) {
           m.noLocalEndpoints.set({ ip_family, traffic_policy }, 0);
         }

@@ -51,6 +51,6 @@ Deno.test("e2e: a UDP client reusing its source port reaches the new endpoint af
       const now = await probe();
       return now.every((a) => a.ok && a.name === "pod-b");
     });
-    assert.match(topo.logs(), /Deleted stale UDP conntrack entries/);
+    assert.match(topo.logs(), /Deleted stale conntrack entries/);
   });
 });

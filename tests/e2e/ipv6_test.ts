@@ -127,6 +127,6 @@ Deno.test("e2e: IPv6 clusterIP, hairpin, REJECT and NodePort work beside the IPv
     await eventually("the IPv6 UDP flow to reach pod-b", 5000, async () => {
       return (await dns()).every((a) => a.ok && a.name === "pod-b");
     });
-    assert.match(topo.logs(), /Deleted stale UDP conntrack entries.*IPv6/);
+    assert.match(topo.logs(), /Deleted stale conntrack entries.*IPv6/);
   });
 });

@@ -67,6 +67,7 @@ const CORE_OURS = [
   "kubeproxy_token_file_read_failures_total",
   "kubeproxy_watch_event_handler_failures_total",
   "kubeproxy_config_watch_failures_total",
+  "kubeproxy_conntrack_reconciler_failures_total",
 ];
 
 /** What each mode registers of ours besides the core set. */
