@@ -1,6 +1,6 @@
 /**
  * `--cleanup` for iptables: removes our chains and the jumps into them from every table of
- * both flavours and both families, leaving everyone else's rules alone.
+ * both flavours and both families, leaving everyone else's rules alone (see isCleanupChain).
  */
 import {
   COMMAND_NOT_FOUND,
@@ -11,37 +11,92 @@ import {
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { IPTABLES_WAIT_ARGS, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
+import { EXT_PREFIX, FW_PREFIX, SEP_PREFIX, SVC_PREFIX, SVL_PREFIX } from "./chain_names.ts";
 import { chainLine } from "./rule_buffer.ts";
 import { parseIptablesSave, ruleTarget } from "./save_parser.ts";
 
-/** Kubelet's marker chains: other tools detect the flavour by them, so they stay. */
+/**
+ * Chains kubelet makes, which no cleanup removes even where kube-proxy writes the same chain:
+ * its flavour markers (other tools detect the iptables flavour by them) and KUBE-FIREWALL, the
+ * localnet guard iptables mode keeps a copy of for localhost NodePorts.
+ */
 export const KUBELET_OWNED_CHAINS: ReadonlySet<string> = new Set([
   "KUBE-IPTABLES-HINT",
   "KUBE-KUBELET-CANARY",
+  "KUBE-FIREWALL",
 ]);
 
-/** True for a chain `--cleanup` deletes. */
+/**
+ * The fixed chain names kube-proxy's iptables and IPVS modes write (ours and upstream's), in
+ * any table: iptables mode's top-level chains and canary, then IPVS mode's own. Cleanup removes
+ * these and the prefixed chains below, and nothing else: other programs' `KUBE-` chains (such
+ * as kube-router's) stay.
+ */
+export const KUBE_PROXY_CHAINS: ReadonlySet<string> = new Set([
+  "KUBE-SERVICES",
+  "KUBE-EXTERNAL-SERVICES",
+  "KUBE-NODEPORTS",
+  "KUBE-POSTROUTING",
+  "KUBE-MARK-MASQ",
+  "KUBE-FORWARD",
+  "KUBE-PROXY-FIREWALL",
+  "KUBE-PROXY-CANARY",
+  "KUBE-NODE-PORT",
+  "KUBE-LOAD-BALANCER",
+  "KUBE-SOURCE-RANGES-FIREWALL",
+  "KUBE-IPVS-FILTER",
+  "KUBE-IPVS-OUT-FILTER",
+]);
+
+/**
+ * Prefixes of the per-service and per-endpoint chains (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-,
+ * KUBE-FW-, KUBE-SEP-) and of KUBE-XLB-, which older upstream releases wrote in their place.
+ */
+export const KUBE_PROXY_CHAIN_PREFIXES: readonly string[] = [
+  SVC_PREFIX,
+  SVL_PREFIX,
+  EXT_PREFIX,
+  FW_PREFIX,
+  SEP_PREFIX,
+  "KUBE-XLB-",
+];
+
+/** True for a chain `--cleanup` and the leftovers pass delete: one kube-proxy writes. */
 export function isCleanupChain(chain: string): boolean {
-  return chain.startsWith("KUBE-") && !KUBELET_OWNED_CHAINS.has(chain);
+  if (KUBELET_OWNED_CHAINS.has(chain)) return false;
+  return KUBE_PROXY_CHAINS.has(chain) || KUBE_PROXY_CHAIN_PREFIXES.some((p) => chain.startsWith(p));
 }
 
 /**
- * The restore input (for `--noflush`) that deletes every jump into a KUBE-* chain from other
- * chains, then flushes and deletes the KUBE-* chains; null when there is nothing to remove.
- * Pure, so it is tested against iptables-save text.
+ * The restore input (for `--noflush`) that deletes the jumps from built-in chains into our
+ * chains, then flushes and deletes our chains; null when there is nothing to remove. A chain of
+ * ours that another program's chain jumps to is left whole, with every chain of ours it leads
+ * to: removing it would change (or break) that program's rules. Pure, so it is tested against
+ * iptables-save text.
  */
 export function computeCleanupPayload(saveText: string): string | null {
   const out: string[] = [];
   for (const table of parseIptablesSave(saveText).values()) {
-    const doomed = [...table.chains.values()]
-      .filter((c) => !c.builtin && isCleanupChain(c.name))
-      .map((c) => c.name);
+    const chains = [...table.chains.values()];
+    const builtin = new Set(chains.filter((c) => c.builtin).map((c) => c.name));
+    const doomedSet = new Set(
+      chains.filter((c) => !c.builtin && isCleanupChain(c.name)).map((c) => c.name),
+    );
+    // Spare what a kept non-built-in chain jumps to, until nothing more is spared.
+    for (let spared = true; spared;) {
+      spared = false;
+      for (const rule of table.rules) {
+        if (builtin.has(rule.chain) || doomedSet.has(rule.chain)) continue;
+        const target = ruleTarget(rule.spec);
+        if (target !== null && doomedSet.delete(target)) spared = true;
+      }
+    }
+    const doomed = chains.map((c) => c.name).filter((name) => doomedSet.has(name));
     if (doomed.length === 0) continue;
-    const doomedSet = new Set(doomed);
     out.push(`*${table.name}`);
     for (const chain of doomed) out.push(chainLine(chain));
     for (const rule of table.rules) {
-      if (doomedSet.has(rule.chain)) continue;
+      if (!builtin.has(rule.chain)) continue;
       const target = ruleTarget(rule.spec);
       if (target !== null && doomedSet.has(target)) out.push(`-D ${rule.chain} ${rule.spec}`);
     }

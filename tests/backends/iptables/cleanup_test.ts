@@ -3,7 +3,10 @@ import {
   cleanupIptables,
   computeCleanupPayload,
   createIptablesProxier,
+  isCleanupChain,
+  KUBE_PROXY_CHAINS,
 } from "../../../lib/backends/iptables/mod.ts";
+import { IPVS_FILTER_CHAINS, IPVS_NAT_CHAINS } from "../../../lib/backends/ipvs/render_iptables.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";
 
@@ -43,7 +46,7 @@ Deno.test("computeCleanupPayload() deletes jumps, then flushes and deletes KUBE 
   assert.equal(computeCleanupPayload("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"), null);
 });
 
-Deno.test("cleanupIptables() removes every KUBE chain and jump but keeps the user's rules", async () => {
+Deno.test("cleanupIptables() removes every chain and jump of ours but keeps the user's rules", async () => {
   const fake = createFakeIptables();
   for (const flavour of ["legacy", "nft"] as const) {
     fake.restore(flavour, "IPv4", USER_RULES);
@@ -59,9 +62,11 @@ Deno.test("cleanupIptables() removes every KUBE chain and jump but keeps the use
   for (const flavour of ["legacy", "nft"]) {
     for (const family of ["IPv4", "IPv6"] as const) {
       const text = fake.save(flavour, family);
-      assert.ok(!/KUBE-(?!IPTABLES-HINT)/.test(text), `${flavour} ${family}:\n${text}`);
+      // KUBE-FIREWALL is kubelet's chain (iptables mode keeps a copy of its rule): it stays.
+      assert.ok(!/KUBE-(?!IPTABLES-HINT|FIREWALL\b)/.test(text), `${flavour} ${family}:\n${text}`);
     }
     assert.deepEqual(fake.table(flavour, "IPv4", "filter").get("INPUT")!.rules, [
+      "-j KUBE-FIREWALL",
       '-s 203.0.113.2 -m comment --comment "user rule" -j ACCEPT',
     ]);
     assert.deepEqual(fake.table(flavour, "IPv4", "nat").get("PREROUTING")!.rules, [
@@ -83,4 +88,98 @@ Deno.test("cleanupIptables() tries everything, then throws the first failure", a
   fake.failNextRestore();
   await assert.rejects(cleanupIptables(fake.run), /iptables-legacy-restore/);
   assert.ok(!fake.table("nft", "IPv4", "nat").has("KUBE-SERVICES"));
+});
+
+Deno.test("isCleanupChain() takes kube-proxy's chain names and prefixes only", () => {
+  const ours = [
+    ...KUBE_PROXY_CHAINS,
+    "KUBE-SVC-XPGD46QRK7WJZT7O",
+    "KUBE-SVL-XPGD46QRK7WJZT7O",
+    "KUBE-EXT-XPGD46QRK7WJZT7O",
+    "KUBE-FW-XPGD46QRK7WJZT7O",
+    "KUBE-SEP-SXIVWICOYRO3J4NJ",
+    "KUBE-XLB-XPGD46QRK7WJZT7O",
+  ];
+  for (const chain of ours) assert.ok(isCleanupChain(chain), chain);
+  const theirs = [
+    "KUBE-IPTABLES-HINT",
+    "KUBE-KUBELET-CANARY",
+    "KUBE-FIREWALL",
+    "KUBE-MARK-DROP",
+    "KUBE-FOO-OTHER",
+    "KUBE-ROUTER-INPUT",
+    "KUBE-POD-FW-ABCDEF",
+    "KUBE-NWPLCY-ABCDEF",
+    "KUBE-SERVICES-EXTRA",
+    "INPUT",
+  ];
+  for (const chain of theirs) assert.ok(!isCleanupChain(chain), chain);
+});
+
+Deno.test("isCleanupChain() covers every chain iptables and IPVS mode write, kubelet's KUBE-FIREWALL aside", async () => {
+  const fake = createFakeIptables();
+  const proxier = createIptablesProxier({ family: "IPv4", flavour: "legacy", runner: fake.run });
+  await proxier.sync(state([
+    sps(svc({ nodePort: 30080, externalPolicyLocal: true, loadBalancerIPs: ["1.2.3.4"] }), [
+      ep("10.180.0.1", 80, { isLocal: true }),
+    ]),
+    sps(
+      svc({
+        name: "fw",
+        clusterIP: "172.30.0.42",
+        loadBalancerIPs: ["1.2.3.5"],
+        loadBalancerSourceRanges: ["5.6.7.0/24"],
+      }),
+      [ep("10.180.0.2")],
+    ),
+  ]));
+  const chains = [...fake.save("legacy", "IPv4").matchAll(/^:(KUBE-\S+)/gm)].map((m) => m[1]!);
+  for (const prefix of ["KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-", "KUBE-SEP-"]) {
+    assert.ok(chains.some((c) => c.startsWith(prefix)), prefix);
+  }
+  for (const chain of [...chains, ...IPVS_NAT_CHAINS, ...IPVS_FILTER_CHAINS]) {
+    assert.equal(isCleanupChain(chain), chain !== "KUBE-FIREWALL", chain);
+  }
+});
+
+Deno.test("computeCleanupPayload() leaves other programs' chains, their jumps and the chains of ours they use", () => {
+  const save = [
+    "*nat",
+    ":PREROUTING ACCEPT [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-MARK-MASQ - [0:0]",
+    ":KUBE-SVC-X - [0:0]",
+    ":KUBE-SEP-Y - [0:0]",
+    ":KUBE-FOO-OTHER - [0:0]",
+    '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    "-A PREROUTING -j KUBE-FOO-OTHER",
+    "-A KUBE-SERVICES -d 172.30.0.41/32 -j KUBE-SVC-X",
+    "-A KUBE-SVC-X -j KUBE-SEP-Y",
+    "-A KUBE-SEP-Y -j KUBE-MARK-MASQ",
+    "-A KUBE-FOO-OTHER -s 10.9.0.0/16 -j KUBE-MARK-MASQ",
+    "COMMIT",
+    "*filter",
+    ":INPUT ACCEPT [0:0]",
+    ":KUBE-FIREWALL - [0:0]",
+    ":KUBE-ROUTER-INPUT - [0:0]",
+    "-A INPUT -j KUBE-FIREWALL",
+    "-A INPUT -j KUBE-ROUTER-INPUT",
+    "COMMIT",
+  ].join("\n");
+  assert.equal(
+    computeCleanupPayload(save),
+    [
+      "*nat",
+      ":KUBE-SERVICES - [0:0]",
+      ":KUBE-SVC-X - [0:0]",
+      ":KUBE-SEP-Y - [0:0]",
+      '-D PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+      "-X KUBE-SERVICES",
+      "-X KUBE-SVC-X",
+      "-X KUBE-SEP-Y",
+      "COMMIT",
+      "",
+    ].join("\n"),
+    "KUBE-MARK-MASQ stays: KUBE-FOO-OTHER jumps to it",
+  );
 });
