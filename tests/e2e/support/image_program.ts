@@ -66,8 +66,10 @@ async function lines(topo: Topology, cmd: string, args: string[]): Promise<strin
 
 /** What `mode` programs on the node, as its own tools print it; empty after `--cleanup`. */
 export async function proxyState(topo: Topology, mode: ProxyModeName): Promise<string[]> {
+  // Kubelet's chains stay: KUBE-FIREWALL is created by the proxy too, but, as upstream,
+  // never removed by it.
   const chains = (await lines(topo, "iptables-legacy-save", [])).filter((l) =>
-    /KUBE-/.test(l) && !/KUBE-(IPTABLES-HINT|KUBELET-CANARY)/.test(l)
+    /KUBE-/.test(l) && !/KUBE-(IPTABLES-HINT|KUBELET-CANARY|FIREWALL)\b/.test(l)
   );
   if (mode === "iptables") return chains;
   if (mode === "nftables") {
@@ -80,8 +82,8 @@ export async function proxyState(topo: Topology, mode: ProxyModeName): Promise<s
 }
 
 /**
- * Checks for a running proxy: /healthz and /metrics answer and sysctl was found; then it
- * is stopped and `--cleanup`, run by `program`, must leave none of `mode`'s state.
+ * Checks for a running proxy: /healthz and /metrics answer (with the nfacct counters in
+ * iptables mode) and sysctl was found; then it is stopped and `--cleanup`, run by `program`, must leave none of `mode`'s state.
  */
 export function healthThenCleanup(mode: ProxyModeName, program: ProxyProgram) {
   return async ({ topo, proxy }: ProxyContext): Promise<void> => {
@@ -90,6 +92,10 @@ export function healthThenCleanup(mode: ProxyModeName, program: ProxyProgram) {
     const metrics = await httpGet(topo, "http://127.0.0.1:10249/metrics");
     assert.equal(metrics.status, 200, `/metrics answered ${metrics.status}`);
     assert.match(metrics.body, /^kubeproxy_sync_proxy_rules_duration_seconds_count/m);
+    if (mode === "iptables") {
+      // The image's nfacct feeds iptables mode's two packet counters.
+      assert.match(metrics.body, /^kubeproxy_iptables_ct_state_invalid_dropped_packets_total \d/m);
+    }
     // Every kernel setting goes through the image's sysctl (procps), which must be there. (A
     // kernel may still refuse a value in a namespace, e.g. nf_conntrack_max outside the first.)
     assert.doesNotMatch(proxy.output(), /Could not set .*sysctl.*command not found/);
