@@ -173,6 +173,9 @@ async function requestClusterIP(guest: SystemdGuest): Promise<string> {
   return out.stdout.trim();
 }
 
+/** kubelet's iptables chains: a cleanup of kube-proxy's rules leaves them. */
+const KUBELET_CHAINS = new Set(["KUBE-FIREWALL", "KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY"]);
+
 /** The pod's answer: its name and the client pod's own address (not masqueraded). */
 const ECHO = "pod-a 10.0.2.2";
 
@@ -282,7 +285,7 @@ ${CLIENT_REQUEST}`,
     });
 
     await t.step(
-      "the cleanup unit stops the proxy it conflicts with and removes the rules",
+      "the cleanup unit stops the proxy it conflicts with and removes its rules",
       async () => {
         const start = await sh(guest, `systemctl start ${UNIT}`);
         assert.equal(start.code, 0, start.stderr);
@@ -292,7 +295,16 @@ ${CLIENT_REQUEST}`,
         assert.equal((await show(guest, UNIT)).ActiveState, "inactive");
         const journal = await sh(guest, `journalctl --no-pager -o cat -u ${CLEANUP_UNIT}`);
         assert.match(journal.stdout, /Finished deno-kube-proxy-cleanup\.service/);
-        assert.doesNotMatch(await iptablesSave(guest), /KUBE-/);
+        const saved = await iptablesSave(guest);
+        assert.ok(!saved.includes(CLUSTER_IP), saved);
+        // Only kubelet's chains may stay (the proxy keeps a copy of KUBE-FIREWALL), as upstream's
+        // cleanup leaves them.
+        const left = new Set(saved.match(/KUBE-[A-Z0-9-]+/g) ?? []);
+        for (const chain of left) {
+          assert.ok(KUBELET_CHAINS.has(chain), `"${chain}" is left\n${saved}`);
+        }
+        const request = await sh(guest, CLIENT_REQUEST);
+        assert.notEqual(request.code, 0, `the ClusterIP still answers: ${request.stdout}`);
       },
     );
 
