@@ -9,7 +9,7 @@ const UNREPLIED =
 const EXTENDED =
   "ipv4     2 udp      17 29 src=10.0.3.2 dst=172.30.0.53 sport=40053 dport=53 src=10.0.1.2 dst=10.0.3.2 sport=8080 dport=40053 [ASSURED] mark=0 use=1";
 const SCTP =
-  "sctp     132 431999 ESTABLISHED src=10.0.3.2 dst=172.30.0.9 sport=4000 dport=9 src=10.0.1.2 dst=10.0.3.2 sport=9 dport=4000 vtag_orig=1 vtag_reply=2 [ASSURED] mark=0 use=1";
+  "sctp     132 59 ESTABLISHED src=10.0.0.9 dst=172.30.0.2 sport=5000 dport=9 [UNREPLIED] src=10.1.0.3 dst=10.0.0.9 sport=9 dport=5000 mark=0 use=1";
 const IPV6 =
   "udp      17 28 src=fd00:10::3 dst=fd00:30::53 sport=40053 dport=53 src=fd00:10::1 dst=fd00:10::3 sport=8080 dport=40053 mark=0 use=1";
 
@@ -35,7 +35,7 @@ Deno.test("parseConntrackLine() marks [UNREPLIED] flows and keeps a flow that wa
 Deno.test("parseConntrackLine() reads -o extended, SCTP with a state word, and IPv6", () => {
   assert.equal(parseConntrackLine(EXTENDED)?.replySport, 8080);
   assert.equal(parseConntrackLine(SCTP)?.protocol, "SCTP");
-  assert.equal(parseConntrackLine(SCTP)?.replySrc, "10.0.1.2");
+  assert.equal(parseConntrackLine(SCTP)?.replySrc, "10.1.0.3");
   assert.equal(parseConntrackLine(IPV6)?.origDst, "fd00:30::53");
 });
 
