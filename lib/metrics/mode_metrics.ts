@@ -26,6 +26,28 @@ const restoreFailures = (b: Builders) =>
     b.family,
   );
 
+/** Full and partial sync latencies, as iptables and nftables mode register them. */
+function syncLatencies(b: Builders) {
+  const full = b.hist(
+    "sync_full_proxy_rules_duration_seconds",
+    "SyncProxyRules latency in seconds for full resyncs",
+    SYNC_DURATION_BUCKETS,
+  );
+  const partial = b.hist(
+    "sync_partial_proxy_rules_duration_seconds",
+    "SyncProxyRules latency in seconds for partial resyncs",
+    SYNC_DURATION_BUCKETS,
+  );
+  return {
+    zero(ip_family: IPFamily): void {
+      for (const h of [full, partial]) h.zero({ ip_family });
+    },
+    observe(ip_family: IPFamily, isFull: boolean, seconds: number): void {
+      (isFull ? full : partial).observe({ ip_family }, seconds);
+    },
+  };
+}
+
 /**
  * Upstream's nfacct-backed counters in iptables mode: the metric and the nfacct object whose
  * packet count it reports.
@@ -104,19 +126,10 @@ function iptablesMetrics(b: Builders, extras: ModeMetricsExtras): BackendMetrics
     "Number of iptables rules written by kube-proxy in last sync",
     ["ip_family", "table"],
   );
-  const full = b.hist(
-    "sync_full_proxy_rules_duration_seconds",
-    "SyncProxyRules latency in seconds for full resyncs",
-    SYNC_DURATION_BUCKETS,
-  );
-  const partial = b.hist(
-    "sync_partial_proxy_rules_duration_seconds",
-    "SyncProxyRules latency in seconds for partial resyncs",
-    SYNC_DURATION_BUCKETS,
-  );
+  const latencies = syncLatencies(b);
   return (ip_family) => {
     for (const c of [restore, partialRestore]) c.inc({ ip_family }, 0);
-    for (const h of [full, partial]) h.zero({ ip_family });
+    latencies.zero(ip_family);
     return {
       applyFailed(isFull) {
         restore.inc({ ip_family });
@@ -124,7 +137,7 @@ function iptablesMetrics(b: Builders, extras: ModeMetricsExtras): BackendMetrics
       },
       cleanupFailed() {},
       synced(report, seconds) {
-        (report.full ? full : partial).observe({ ip_family }, seconds);
+        latencies.observe(ip_family, report.full, seconds);
         for (const [table, n] of Object.entries(report.counts)) {
           rulesTotal.set({ ip_family, table }, n);
         }
@@ -156,16 +169,7 @@ function ipvsMetrics(b: Builders): BackendMetricsFor {
 }
 
 function nftablesMetrics(b: Builders): BackendMetricsFor {
-  const full = b.hist(
-    "sync_full_proxy_rules_duration_seconds",
-    "SyncProxyRules latency in seconds for full resyncs",
-    SYNC_DURATION_BUCKETS,
-  );
-  const partial = b.hist(
-    "sync_partial_proxy_rules_duration_seconds",
-    "SyncProxyRules latency in seconds for partial resyncs",
-    SYNC_DURATION_BUCKETS,
-  );
+  const latencies = syncLatencies(b);
   const syncFailures = b.counter(
     "sync_proxy_rules_nftables_sync_failures_total",
     "Cumulative proxy nftables sync failures",
@@ -178,11 +182,11 @@ function nftablesMetrics(b: Builders): BackendMetricsFor {
   );
   return (ip_family) => {
     for (const c of [syncFailures, cleanupFailures]) c.inc({ ip_family }, 0);
-    for (const h of [full, partial]) h.zero({ ip_family });
+    latencies.zero(ip_family);
     return {
       applyFailed: () => syncFailures.inc({ ip_family }),
       cleanupFailed: () => cleanupFailures.inc({ ip_family }),
-      synced: (report, seconds) => (report.full ? full : partial).observe({ ip_family }, seconds),
+      synced: (report, seconds) => latencies.observe(ip_family, report.full, seconds),
     };
   };
 }

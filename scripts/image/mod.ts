@@ -10,6 +10,7 @@ export * from "./chroot.ts";
 export * from "./deno_runtime.ts";
 export * from "./digest.ts";
 export * from "./entrypoint.ts";
+export { exists } from "./files.ts";
 export * from "./image_ref.ts";
 export * from "./layer.ts";
 export * from "./oci_archive.ts";

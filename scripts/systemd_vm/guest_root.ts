@@ -5,7 +5,7 @@
  * The program is not part of it: it comes as a separate layer on every boot.
  */
 import { type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
-import { baseRootfs, cacheKey, readPackageList, unpackRootfs } from "../image/mod.ts";
+import { baseRootfs, cacheKey, exists, readPackageList, unpackRootfs } from "../image/mod.ts";
 import { DEFAULT_SYSTEMD_CACHE_DIR, GUEST_EXTRA_PACKAGES } from "./boot_options.ts";
 import { type GuestRootFile, guestRootFiles } from "./guest_root_files.ts";
 
@@ -22,16 +22,6 @@ const ROOT_PREFIX = "root-";
 const ROOT_NAME_RE = /^root-[0-9a-f]{16}$/;
 /** scripts/image's base tars, as it names them in the cache folder it is given. */
 const BASE_NAME_RE = /^base-[0-9a-f]{16}\.tar$/;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
 
 /** Writes `files` under `root`, replacing whatever is at their paths. */
 export async function writeGuestRootFiles(
