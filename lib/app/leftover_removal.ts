@@ -5,7 +5,7 @@
  * which nothing routes them. Why both rule sets may coexist meanwhile is explained at
  * `leftoverModes` in lib/backends/modes.ts.
  */
-import { cleanupModes, leftoverModes, type ProxyModeName } from "../backends/mod.ts";
+import { leftoverModes, type ProxyModeName, removeLeftovers } from "../backends/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { IPFamily, ProxyState } from "../proxy/mod.ts";
@@ -25,7 +25,7 @@ export interface LeftoverRemoval {
    * succeeded at least once); removes the leftovers the first time every family is there.
    */
   afterSync(applied: readonly ProxyState[]): Promise<void>;
-  /** True once the removal has run (whatever it left behind is logged by cleanupModes). */
+  /** True once the removal has run (whatever it left behind is logged by removeLeftovers). */
   readonly done: boolean;
 }
 
@@ -43,7 +43,7 @@ export function createLeftoverRemoval(options: LeftoverRemovalOptions): Leftover
       done = true;
       const modes = leftoverModes(options.mode);
       options.logger.debug(2, "Own rules applied; removing other modes' leftovers", { modes });
-      await cleanupModes(modes, options.runner, options.logger);
+      await removeLeftovers(options.mode, options.runner, options.logger);
     },
   };
 }

@@ -38,9 +38,32 @@ export function loadMode(name: ProxyModeName): Promise<ProxyMode> {
 export const CLEANUP_ORDER: readonly ProxyModeName[] = ["iptables", "nftables", "ipvs"];
 
 /**
- * The modes whose leftovers starting in `mode` removes, as upstream 1.29+ does: nftables mode
- * removes iptables and IPVS state; iptables and ipvs modes delete the nftables tables (and do
- * not clean each other: IPVS mode programs iptables too).
+ * How a running mode removes each other mode's leftovers. nftables mode removes iptables and
+ * IPVS state, iptables and ipvs modes the nftables tables, as upstream 1.29+ does; unlike
+ * upstream, iptables and ipvs modes also remove each other's state, keeping what both write
+ * (IPVS mode programs iptables too: the shared top-level chains are rewritten whole by the
+ * running mode's own restore). IPVS state goes only where IPVS mode made it, its flows handed
+ * over first (lib/backends/ipvs/leftovers.ts).
+ */
+const LEFTOVER_CLEANUPS: Readonly<
+  Record<ProxyModeName, Partial<Record<ProxyModeName, () => Promise<Cleanup>>>>
+> = {
+  iptables: {
+    nftables: MODE_CLEANUPS.nftables,
+    ipvs: async () => (await import("./ipvs/leftovers.ts")).removeIpvsLeftoversForIptablesMode,
+  },
+  ipvs: {
+    iptables: async () => (await import("./ipvs/leftovers.ts")).removeIptablesLeftoversForIpvsMode,
+    nftables: MODE_CLEANUPS.nftables,
+  },
+  nftables: {
+    iptables: MODE_CLEANUPS.iptables,
+    ipvs: async () => (await import("./ipvs/leftovers.ts")).removeIpvsModeLeftovers,
+  },
+};
+
+/**
+ * The modes whose leftovers starting in `mode` removes, in CLEANUP_ORDER: every other mode.
  *
  * The app removes them only after its own first sync is in the kernel, so for a while both
  * rule sets are there, routing the same services to the same endpoints. Why that is safe:
@@ -61,14 +84,45 @@ export const CLEANUP_ORDER: readonly ProxyModeName[] = ["iptables", "nftables", 
  *   that iptables mode routes nowhere either.
  * - IPVS with iptables or nftables mode: IPVS handles packets after routing delivers them
  *   locally (service addresses sit on `kube-ipvs0`), at LOCAL_IN and at LOCAL_OUT priority
- *   -98; the other mode's DNAT at -100 happens first and sends new connections to a pod, which
- *   IPVS never sees. Existing IPVS connections keep their IPVS and conntrack entries and stay
- *   on IPVS. IPVS and iptables mode share chain names (KUBE-SERVICES, KUBE-POSTROUTING,
- *   KUBE-MARK-MASQ, KUBE-FORWARD): the new mode's first restore rewrites those chains whole,
- *   in one transaction, so traffic moves from one to the other without a gap.
+ *   -98; the other mode's DNAT at -100 comes first and sends a new connection to a pod, which
+ *   IPVS never sees. So while both are there, any DNAT rule of the other mode wins: to IPVS
+ *   mode (iptables or nftables first) new connections keep being DNATed by the old rules
+ *   until IPVS mode's restore replaces the shared nat chains (iptables: KUBE-SERVICES,
+ *   KUBE-POSTROUTING, KUBE-MARK-MASQ, rewritten whole in one transaction) or the nftables
+ *   table goes; from IPVS mode, the running mode's first sync takes new connections away from
+ *   IPVS at once. Connections the old rules DNATed keep their binding and never reach IPVS.
+ * - Connections IPVS carried are the one case that does not carry over: their conntrack
+ *   entries have no NAT binding (IPVS rewrote the packets itself), so no rule of the new
+ *   mode applies to them, and without IPVS their packets would be lost. The removal of IPVS
+ *   state deletes those entries (as IPVS lists them) before the virtual servers, so the next
+ *   packet of each flow starts a new entry the new mode DNATs, and a UDP flow goes on under a
+ *   new entry; a TCP connection IPVS carried goes on only if that DNAT picks its endpoint.
  */
 export function leftoverModes(mode: ProxyModeName): ProxyModeName[] {
-  return mode === "nftables" ? ["iptables", "ipvs"] : ["nftables"];
+  return CLEANUP_ORDER.filter((m) => LEFTOVER_CLEANUPS[mode][m] !== undefined);
+}
+
+/**
+ * Removes the leftovers of every other mode for `mode`, in CLEANUP_ORDER (see leftoverModes).
+ * Every mode is tried; returns the modes that left something behind (each failure logged).
+ */
+export async function removeLeftovers(
+  mode: ProxyModeName,
+  runner: CommandRunner,
+  logger: Logger,
+): Promise<ProxyModeName[]> {
+  const failed: ProxyModeName[] = [];
+  for (const name of leftoverModes(mode)) {
+    try {
+      const cleanup = await LEFTOVER_CLEANUPS[mode][name]!();
+      await cleanup(runner, logger);
+      logger.debug(2, "Cleaned up leftover state", { mode: name });
+    } catch (err) {
+      logger.error("Error cleaning up leftover state", { mode: name, err });
+      failed.push(name);
+    }
+  }
+  return failed;
 }
 
 /**

@@ -30,7 +30,7 @@ Deno.test("createLeftoverRemoval() keeps the old mode's rules until every family
   assert.match(ipt.save("legacy", "IPv4"), /KUBE-SERVICES/);
 });
 
-Deno.test("createLeftoverRemoval() in iptables mode removes only the nftables tables", async () => {
+Deno.test("createLeftoverRemoval() in iptables mode removes the nftables tables and kube-ipvs0, keeping its chains", async () => {
   const { ipt, net, run } = fakeNode();
   seedEveryMode(ipt, net);
   const removal = createLeftoverRemoval({
@@ -41,5 +41,6 @@ Deno.test("createLeftoverRemoval() in iptables mode removes only the nftables ta
   });
   await removal.afterSync([state([], { family: "IPv4" })]);
   assert.deepEqual([...net.nftTables.keys()], ["inet filter"]);
+  assert.ok(!net.links.has("kube-ipvs0"));
   assert.match(ipt.save("legacy", "IPv4"), /KUBE-SERVICES/);
 });

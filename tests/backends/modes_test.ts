@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { iptablesMode } from "../../lib/backends/iptables/mod.ts";
 import { createNftablesMode, parseNftVersion } from "../../lib/backends/nftables/mod.ts";
 import {
-  cleanupModes,
   leftoverModes,
   loadMode,
   ModeUnavailableError,
   PROXY_MODE_NAMES,
+  removeLeftovers,
 } from "../../lib/backends/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { PROXY_MODES as PROXY_MODES_OF_THE_CONFIG } from "../../lib/config/schema.ts";
@@ -53,30 +53,31 @@ Deno.test("iptables mode prepares the families and flavour the node has, one bac
   assert.deepEqual(backends.map((b) => b.family), ["IPv4", "IPv6"]);
 });
 
-Deno.test("leftoverModes() follows upstream: nftables cleans iptables and IPVS, the others nftables", () => {
+Deno.test("leftoverModes() is every other mode, in cleanup order (iptables and ipvs clean each other)", () => {
   assert.deepEqual(leftoverModes("nftables"), ["iptables", "ipvs"]);
-  assert.deepEqual(leftoverModes("iptables"), ["nftables"]);
-  assert.deepEqual(leftoverModes("ipvs"), ["nftables"]);
+  assert.deepEqual(leftoverModes("iptables"), ["nftables", "ipvs"]);
+  assert.deepEqual(leftoverModes("ipvs"), ["iptables", "nftables"]);
 });
 
-Deno.test("starting in iptables mode removes nftables leftovers and nothing of IPVS", async () => {
+Deno.test("starting in iptables mode removes nftables and IPVS leftovers, keeping its own chains", async () => {
   const { ipt, net, run } = fakeNode();
   seedEveryMode(ipt, net);
-  const failed = await cleanupModes(leftoverModes("iptables"), run, silentLogger);
+  // iptables mode's first sync rewrote the chain both modes write.
+  ipt.restore("legacy", "IPv4", "*nat\n:KUBE-SERVICES - [0:0]\nCOMMIT\n");
+  const failed = await removeLeftovers("iptables", run, silentLogger);
   assert.deepEqual(failed, []);
   assert.deepEqual([...net.nftTables.keys()], ["inet filter"]);
-  assert.ok(
-    net.ipsets.has("KUBE-CLUSTER-IP"),
-    "IPVS mode's sets are not iptables mode's to remove",
-  );
-  assert.match(ipt.save("legacy", "IPv4"), /KUBE-SERVICES/);
+  assert.ok(!net.ipsets.has("KUBE-CLUSTER-IP"));
+  assert.ok(!net.links.has("kube-ipvs0"));
+  assert.ok(net.ipsets.has("my-allowlist"));
+  assert.match(ipt.save("legacy", "IPv4"), /-A PREROUTING -j KUBE-SERVICES/);
 });
 
 Deno.test("starting in nftables mode removes iptables and IPVS leftovers, keeping nftables", async () => {
   const { ipt, net, run } = fakeNode();
   seedEveryMode(ipt, net);
   const logger = createMemoryLogger();
-  const failed = await cleanupModes(leftoverModes("nftables"), run, logger);
+  const failed = await removeLeftovers("nftables", run, logger);
   assert.deepEqual(failed, []);
   assert.doesNotMatch(ipt.save("legacy", "IPv4"), /KUBE-/);
   assert.ok(!net.ipsets.has("KUBE-CLUSTER-IP"));

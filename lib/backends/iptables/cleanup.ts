@@ -12,6 +12,7 @@ import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { IPTABLES_WAIT_ARGS, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { EXT_PREFIX, FW_PREFIX, SEP_PREFIX, SVC_PREFIX, SVL_PREFIX } from "./chain_names.ts";
+import { jumpMatches, type JumpRule } from "./jump_chains.ts";
 import { chainLine } from "./rule_buffer.ts";
 import { parseIptablesSave, ruleTarget } from "./save_parser.ts";
 
@@ -68,20 +69,65 @@ export function isCleanupChain(chain: string): boolean {
 }
 
 /**
+ * What a running mode that writes iptables rules itself keeps when it removes the other such
+ * mode's leftovers (iptables and IPVS mode share chain names): its own chains, which its restore
+ * rewrites whole, and its own jumps. Everything else of ours goes, as with `--cleanup`.
+ */
+export interface KeptIptablesState {
+  /** Our fixed-name chains the running mode writes, by table. */
+  readonly chains: Readonly<Record<string, readonly string[]>>;
+  /** Whether the per-service prefixed chains (KUBE_PROXY_CHAIN_PREFIXES) are its own. */
+  readonly servicePrefixes: boolean;
+  /**
+   * The other mode's jumps from built-in chains into a chain the running mode keeps; they are
+   * deleted (a jump into a chain that goes is deleted in any case).
+   */
+  readonly staleJumps: readonly JumpRule[];
+}
+
+/** Iptables mode's own chains, which its removal of IPVS mode's leftovers keeps. */
+export const IPTABLES_MODE_CHAINS: Readonly<Record<string, readonly string[]>> = {
+  nat: [
+    "KUBE-SERVICES",
+    "KUBE-NODEPORTS",
+    "KUBE-POSTROUTING",
+    "KUBE-MARK-MASQ",
+    "KUBE-PROXY-CANARY",
+  ],
+  filter: [
+    "KUBE-SERVICES",
+    "KUBE-EXTERNAL-SERVICES",
+    "KUBE-FORWARD",
+    "KUBE-NODEPORTS",
+    "KUBE-PROXY-FIREWALL",
+    "KUBE-PROXY-CANARY",
+  ],
+  mangle: ["KUBE-PROXY-CANARY"],
+};
+
+function keeps(keep: KeptIptablesState | undefined, table: string, chain: string): boolean {
+  if (keep === undefined) return false;
+  if (keep.chains[table]?.includes(chain)) return true;
+  return keep.servicePrefixes && KUBE_PROXY_CHAIN_PREFIXES.some((p) => chain.startsWith(p));
+}
+
+/**
  * The restore input (for `--noflush`) that deletes the jumps from built-in chains into our
  * chains, then flushes and deletes our chains; null when there is nothing to remove. A chain of
  * ours that another program's chain jumps to is left whole, with every chain of ours it leads
- * to: removing it would change (or break) that program's rules. Pure, so it is tested against
- * iptables-save text.
+ * to: removing it would change (or break) that program's rules. With `keep`, the running
+ * mode's own chains and jumps stay. Pure, so it is tested against iptables-save text.
  */
-export function computeCleanupPayload(saveText: string): string | null {
+export function computeCleanupPayload(saveText: string, keep?: KeptIptablesState): string | null {
   const out: string[] = [];
   for (const table of parseIptablesSave(saveText).values()) {
     const chains = [...table.chains.values()];
     const builtin = new Set(chains.filter((c) => c.builtin).map((c) => c.name));
     const doomedSet = new Set(
-      chains.filter((c) => !c.builtin && isCleanupChain(c.name)).map((c) => c.name),
+      chains.filter((c) => !c.builtin && isCleanupChain(c.name) && !keeps(keep, table.name, c.name))
+        .map((c) => c.name),
     );
+    const staleJumps = (keep?.staleJumps ?? []).filter((j) => j.table === table.name);
     // Spare what a kept non-built-in chain jumps to, until nothing more is spared.
     for (let spared = true; spared;) {
       spared = false;
@@ -92,14 +138,16 @@ export function computeCleanupPayload(saveText: string): string | null {
       }
     }
     const doomed = chains.map((c) => c.name).filter((name) => doomedSet.has(name));
-    if (doomed.length === 0) continue;
+    const jumps = table.rules.filter((rule) => {
+      if (!builtin.has(rule.chain)) return false;
+      const target = ruleTarget(rule.spec);
+      return target !== null &&
+        (doomedSet.has(target) || staleJumps.some((j) => jumpMatches(rule, target, j)));
+    });
+    if (doomed.length === 0 && jumps.length === 0) continue;
     out.push(`*${table.name}`);
     for (const chain of doomed) out.push(chainLine(chain));
-    for (const rule of table.rules) {
-      if (!builtin.has(rule.chain)) continue;
-      const target = ruleTarget(rule.spec);
-      if (target !== null && doomedSet.has(target)) out.push(`-D ${rule.chain} ${rule.spec}`);
-    }
+    for (const rule of jumps) out.push(`-D ${rule.chain} ${rule.spec}`);
     for (const chain of doomed) out.push(`-X ${chain}`);
     out.push("COMMIT");
   }
@@ -116,6 +164,7 @@ const FAMILIES: readonly IPFamily[] = ["IPv4", "IPv6"];
 export async function cleanupIptables(
   runner: CommandRunner = denoCommandRunner,
   logger: Logger = silentLogger,
+  keep?: KeptIptablesState,
 ): Promise<void> {
   let firstError: CommandError | null = null;
   for (const flavour of FLAVOURS) {
@@ -134,7 +183,7 @@ export async function cleanupIptables(
         firstError ??= new CommandError(bins.save, [], saved.code, saved.stderr);
         continue;
       }
-      const payload = computeCleanupPayload(saved.stdout);
+      const payload = computeCleanupPayload(saved.stdout, keep);
       if (payload === null) continue;
       const args = [...IPTABLES_WAIT_ARGS, "--noflush"];
       const out = await runner({ cmd: bins.restore, args, stdin: payload });

@@ -73,13 +73,20 @@ export function jumpInsertLine(rule: JumpRule): string {
   return joinRule(["-I", rule.srcChain, rule.extraArgs, comment, "-j", rule.dstChain]);
 }
 
+/** True when the saved rule `saved`, which jumps to `target`, is the jump `rule`. */
+export function jumpMatches(
+  saved: { readonly chain: string; readonly spec: string },
+  target: string | null,
+  rule: JumpRule,
+): boolean {
+  return saved.chain === rule.srcChain && target === rule.dstChain &&
+    (rule.comment === "" || ruleComment(saved.spec) === rule.comment);
+}
+
 /** True when `table` (from iptables-save) already holds this jump. */
 export function hasJump(table: SavedTable | undefined, rule: JumpRule): boolean {
   if (table === undefined) return false;
-  return table.rules.some((r) =>
-    r.chain === rule.srcChain && ruleTarget(r.spec) === rule.dstChain &&
-    (rule.comment === "" || ruleComment(r.spec) === rule.comment)
-  );
+  return table.rules.some((r) => jumpMatches(r, ruleTarget(r.spec), rule));
 }
 
 /** The jumps of `tableName` that `table` lacks (all of them when the table is unknown). */

@@ -58,9 +58,12 @@ async function clearVirtualServers(runner: CommandRunner, logger: Logger): Promi
 
 /**
  * Deletes the `kube-ipvs0` device when it exists, whatever its link type: the name is IPVS
- * mode's own (upstream only deletes it when it is a dummy device).
+ * mode's own (upstream only deletes it when it is a dummy device). Returns the failure.
  */
-async function deleteIpvsDevice(runner: CommandRunner, logger: Logger): Promise<Error | null> {
+export async function deleteIpvsDevice(
+  runner: CommandRunner,
+  logger: Logger,
+): Promise<Error | null> {
   const listArgs = ["-j", "link", "show"];
   const listed = await runner({ cmd: "ip", args: listArgs });
   if (listed.code !== 0) {
@@ -88,8 +91,11 @@ async function deleteIpvsDevice(runner: CommandRunner, logger: Logger): Promise<
   return null;
 }
 
-/** Destroys the ipsets IPVS mode creates; sets with other names (not ours) stay. */
-async function destroyIpsets(runner: CommandRunner, logger: Logger): Promise<Error | null> {
+/**
+ * Destroys the ipsets IPVS mode creates; sets with other names (not ours) stay. Returns the
+ * first failure.
+ */
+export async function destroyIpsets(runner: CommandRunner, logger: Logger): Promise<Error | null> {
   const listArgs = ["list", "-n"];
   const listed = await runner({ cmd: "ipset", args: listArgs });
   if (listed.code === COMMAND_NOT_FOUND) {

@@ -11,6 +11,7 @@ export * from "./ipset_specs.ts";
 export * from "./ipvs_diff.ts";
 export * from "./ipvs_options.ts";
 export * from "./ipvsadm_parser.ts";
+export * from "./leftovers.ts";
 export * from "./link_addresses.ts";
 export * from "./mode.ts";
 export * from "./proxier.ts";
