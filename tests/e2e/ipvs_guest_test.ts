@@ -2,7 +2,8 @@
  * IPVS mode's real-kernel tests: this machine's kernel has no IPVS, so one qemu guest booted
  * from Debian's kernel (scripts/ipvs_vm) runs every `tests/ipvs_guest/*_guest.ts` file in one
  * `deno test` inside it, with the host's files shared read-only. A missing qemu or kernel
- * package fails this test; it never skips.
+ * package fails this test; it never skips. `IPVS_GUEST_FILES` (comma-separated file names, such
+ * as `mode_switch_guest.ts`) runs only those files, to iterate on one; unset, every file runs.
  */
 import assert from "node:assert/strict";
 import { startIpvsGuest } from "../../scripts/ipvs_vm/mod.ts";
@@ -15,16 +16,26 @@ const SUITE_TIMEOUT_MS = 10 * 60_000;
 const encoder = new TextEncoder();
 
 async function guestTestFiles(): Promise<string[]> {
+  const only = Deno.env.get("IPVS_GUEST_FILES")?.split(",").map((f) => f.trim()).filter((f) =>
+    f !== ""
+  );
   const files: string[] = [];
   for await (const e of Deno.readDir(GUEST_DIR)) {
-    if (e.isFile && e.name.endsWith("_guest.ts")) files.push(`tests/ipvs_guest/${e.name}`);
+    if (!e.isFile || !e.name.endsWith("_guest.ts")) continue;
+    if (only && only.length > 0 && !only.includes(e.name)) continue;
+    files.push(`tests/ipvs_guest/${e.name}`);
   }
   return files.sort();
 }
 
 Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async () => {
   const files = await guestTestFiles();
-  assert.ok(files.length > 0, `No *_guest.ts files in "${GUEST_DIR}"`);
+  assert.ok(
+    files.length > 0,
+    `No *_guest.ts files in "${GUEST_DIR}" (IPVS_GUEST_FILES="${
+      Deno.env.get("IPVS_GUEST_FILES") ?? ""
+    }")`,
+  );
   // The guest has no network: whatever the files import must already be in the host's cache.
   const cached = await new Deno.Command(Deno.execPath(), {
     args: ["cache", ...files],
