@@ -1,0 +1,215 @@
+/**
+ * A mode switch under traffic, shared by the host's mode-switch test and the IPVS guest's: the
+ * cluster (a TCP service and a UDP service over pod-a and pod-b, a client pod), the rules
+ * upstream's iptables mode writes, the readings of each mode's leftovers, and one switch with
+ * its counts: a client opens a TCP connection every 20 ms and sends a UDP datagram every
+ * 100 ms from one source port (switch_traffic.ts) while the old program is stopped with
+ * SIGTERM (its rules stay) and the new one starts; the counts are printed and checked.
+ * IP plan: node 192.168.0.2, pods 10.0.0.0/8, services 172.30.0.0/16.
+ */
+import assert from "node:assert/strict";
+import { scaledMs, type SpawnedProcess, type Topology } from "../../../scripts/netns/mod.ts";
+import type { ProxyModeName } from "../../../lib/backends/mod.ts";
+import { endpointSlice, list, node1, service, type TestPort } from "./cluster_objects.ts";
+import { eventually, type ManifestDir, runProxyOnce, startProxy } from "./proxy_process.ts";
+import { countTraffic, type TrafficCounts, type TrafficReport } from "./switch_traffic.ts";
+
+const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
+const DNS: TestPort[] = [{ name: "dns", port: 53, targetPort: 8080, protocol: "UDP" }];
+/** The pods: two endpoints and the client that sends the traffic. */
+export const SWITCH_PODS = [
+  { name: "pod-a", ip: "10.0.1.2" },
+  { name: "pod-b", ip: "10.0.2.2" },
+  { name: "client", ip: "10.0.3.2" },
+] as const;
+const CLIENT = "10.0.3.2";
+const TRAFFIC = decodeURIComponent(new URL("./switch_traffic.ts", import.meta.url).pathname);
+
+/** The cluster every switch runs on: web (TCP 172.30.0.10:80) and dns (UDP 172.30.0.53:53). */
+export const SWITCH_CLUSTER = list([
+  node1(),
+  service("demo", "web", "172.30.0.10", WEB),
+  endpointSlice("demo", "web", [SWITCH_PODS[0].ip, SWITCH_PODS[1].ip], WEB),
+  service("demo", "dns", "172.30.0.53", DNS),
+  endpointSlice("demo", "dns", [SWITCH_PODS[0].ip, SWITCH_PODS[1].ip], DNS),
+]);
+
+/** The flags every program run here gets (besides startProxy's defaults). */
+export const PROGRAM_FLAGS = ["--hostname-override=node1", "--cluster-cidr=10.0.0.0/8"];
+
+/** Runs a command in the node namespace; a non-zero exit fails the test. */
+export async function mustExec(topo: Topology, cmd: string, args: string[], stdin?: string) {
+  const out = await topo.exec("node", cmd, args, stdin === undefined ? {} : { stdin });
+  assert.equal(out.code, 0, `${cmd} ${args.join(" ")}: ${out.stderr}`);
+  return out.stdout;
+}
+
+/** Writes the iptables rules upstream kube-proxy would hold for the cluster, with no program. */
+export async function applyUpstreamRules(topo: Topology, dir: ManifestDir): Promise<void> {
+  const render = await runProxyOnce(topo, [
+    "render",
+    "--proxy-mode=iptables",
+    `--manifests=${dir.path}`,
+    ...PROGRAM_FLAGS,
+  ]);
+  assert.equal(render.code, 0, render.stderr);
+  assert.match(render.stdout, /-j DNAT --to-destination 10\.0\.1\.2:8080/);
+  await mustExec(topo, "iptables-legacy-restore", ["--noflush", "-w", "5"], render.stdout);
+}
+
+/** Chain names kubelet owns, which no mode's cleanup removes. */
+const KUBELET_CHAINS = /^KUBE-(IPTABLES-HINT|KUBELET-CANARY|FIREWALL)$/;
+
+/** Our iptables chains in these flavours, as "flavour table chain" (kubelet's left out). */
+export async function iptablesChains(
+  topo: Topology,
+  flavours: readonly string[] = ["legacy", "nft"],
+): Promise<string[]> {
+  const found: string[] = [];
+  for (const flavour of flavours) {
+    let table = "";
+    for (const line of (await mustExec(topo, `iptables-${flavour}-save`, [])).split("\n")) {
+      if (line.startsWith("*")) table = line.slice(1);
+      const chain = /^:(KUBE-\S+)/.exec(line)?.[1];
+      if (chain && !KUBELET_CHAINS.test(chain)) found.push(`${flavour} ${table} ${chain}`);
+    }
+  }
+  return found;
+}
+
+/** The nftables `kube-proxy` tables, as `nft list tables` prints them. */
+export async function kubeProxyTables(topo: Topology): Promise<string[]> {
+  return (await mustExec(topo, "nft", ["list", "tables"])).split("\n")
+    .filter((l) => / kube-proxy$/.test(l));
+}
+
+/** The id of the UDP flow from the client's `sourcePort`, or null when there is none. */
+export async function udpFlowId(topo: Topology, sourcePort: number): Promise<string | null> {
+  const out = await topo.exec("node", "conntrack", [
+    "-L",
+    "-p",
+    "udp",
+    "--orig-src",
+    CLIENT,
+    "--sport",
+    String(sourcePort),
+    "-o",
+    "id",
+  ]);
+  return /\bid=(\d+)/.exec(out.stdout)?.[1] ?? null;
+}
+
+/** One switch. */
+export interface Switch {
+  readonly label: string;
+  /** The program of the old mode, stopped with SIGTERM; null when no program runs. */
+  readonly from: SpawnedProcess | null;
+  readonly to: ProxyModeName;
+  readonly udpSourcePort: number;
+  /** The old mode's leftovers (empty once it is clean). */
+  readonly leftovers: () => Promise<string[]>;
+  /** More flags for the new program. */
+  readonly flags?: readonly string[];
+  /**
+   * Whether the UDP flow keeps its conntrack entry and endpoint. A flow IPVS carried cannot:
+   * its entry has no NAT binding, so it is deleted and the next datagram makes a new one.
+   */
+  readonly sameFlow?: boolean;
+  /** The longest gap allowed between answered attempts, in ms; default 1000. */
+  readonly maxGapMs?: number;
+  /** How long the new program may take until the leftovers are gone; default 10 s. */
+  readonly takeoverTimeoutMs?: number;
+}
+
+/** What one switch measured. */
+export interface SwitchResult {
+  readonly proxy: SpawnedProcess;
+  readonly takeoverMs: number;
+  readonly tcp: TrafficCounts;
+  readonly udp: TrafficCounts;
+  readonly flowBefore: string | null;
+  readonly flowAfter: string | null;
+}
+
+/** Switches the node to `sw.to` under traffic, prints the counts and checks them. */
+export async function switchUnderTraffic(
+  topo: Topology,
+  dir: ManifestDir,
+  sw: Switch,
+): Promise<SwitchResult> {
+  const traffic = topo.spawn("client", Deno.execPath(), [
+    "run",
+    "--no-config",
+    "--allow-net",
+    "--allow-ffi",
+    TRAFFIC,
+    "--tcp",
+    "172.30.0.10:80",
+    "--udp",
+    "172.30.0.53:53",
+    "--udp-source-port",
+    String(sw.udpSourcePort),
+  ], { label: `traffic ${sw.label}` });
+  await traffic.waitForOutput("traffic started", scaledMs(10_000));
+  await eventually(
+    "the UDP flow's conntrack entry",
+    scaledMs(5000),
+    async () => (await udpFlowId(topo, sw.udpSourcePort)) !== null,
+  );
+  const before = await udpFlowId(topo, sw.udpSourcePort);
+
+  const switchStarted = performance.now();
+  if (sw.from !== null) {
+    const status = await sw.from.kill();
+    assert.equal(status.code, 0, `the old program stops cleanly on SIGTERM`);
+  }
+  const proxy = await startProxy(topo, [
+    `--manifests=${dir.path}`,
+    `--proxy-mode=${sw.to}`,
+    ...PROGRAM_FLAGS,
+    ...(sw.flags ?? []),
+  ], { label: `proxy ${sw.to} (${sw.label})` });
+  await eventually(
+    `no leftover of the old mode after ${sw.label}`,
+    sw.takeoverTimeoutMs ?? 10_000,
+    async () => (await sw.leftovers()).length === 0,
+  );
+  const takeoverMs = Math.round(performance.now() - switchStarted);
+  await new Promise((r) => setTimeout(r, 1000));
+
+  await traffic.kill(scaledMs(5000));
+  const line = traffic.output().split("\n").find((l) => l.startsWith("{"));
+  assert.ok(line, `traffic report missing:\n${traffic.output()}`);
+  const report = JSON.parse(line) as TrafficReport;
+  const tcp = countTraffic(report.tcp);
+  const udp = countTraffic(report.udp);
+  const after = await udpFlowId(topo, sw.udpSourcePort);
+  console.log(
+    `${sw.label}: takeover ${takeoverMs} ms; TCP ${tcp.attempts} connections, ${tcp.failed} ` +
+      `failed, longest gap ${tcp.maxGapMs} ms; UDP ${udp.attempts} exchanges, ${udp.failed} ` +
+      `failed, longest gap ${udp.maxGapMs} ms, answered by ${udp.answeredBy.join(",")}; ` +
+      `conntrack id ${before} -> ${after}`,
+  );
+  const maxGap = sw.maxGapMs ?? 1000;
+  assert.ok(tcp.attempts >= 50, `too few TCP connections: ${tcp.attempts}`);
+  assert.equal(tcp.failed, 0, `failed TCP connections: ${JSON.stringify(tcp.failures)}`);
+  assert.equal(udp.failed, 0, `failed UDP exchanges: ${JSON.stringify(udp.failures)}`);
+  assert.ok(tcp.maxGapMs <= maxGap, `TCP gap ${tcp.maxGapMs} ms`);
+  assert.ok(udp.maxGapMs <= maxGap, `UDP gap ${udp.maxGapMs} ms`);
+  assert.deepEqual(tcp.answeredBy, ["pod-a", "pod-b"]);
+  if (sw.sameFlow ?? true) {
+    assert.equal(udp.answeredBy.length, 1, "the UDP flow stays with its endpoint");
+    assert.equal(after, before, "the UDP flow keeps its conntrack entry");
+  } else {
+    assert.notEqual(after, null, "the UDP flow has a conntrack entry");
+  }
+  assert.deepEqual(await sw.leftovers(), []);
+  return {
+    proxy,
+    takeoverMs,
+    tcp,
+    udp,
+    flowBefore: before,
+    flowAfter: after,
+  };
+}
