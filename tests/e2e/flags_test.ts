@@ -7,21 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { proxyRunArgs, REPO_ROOT } from "../../scripts/netns/mod.ts";
+import { REPO_ROOT } from "../../scripts/netns/mod.ts";
 import { WRITE_CONFIG_DIR } from "../../lib/app/commands.ts";
-import { runProxyOnce } from "./support/proxy_process.ts";
+import { runMain, runProxyOnce } from "./support/proxy_process.ts";
 import { withTopology } from "./support/with_topology.ts";
-
-async function runMain(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: proxyRunArgs(args),
-    cwd: REPO_ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
 
 Deno.test("e2e: --init-only sets the node's sysctls, then exits 0 with no rules and no listener", async () => {
   await withTopology(

@@ -4,21 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { proxyRunArgs, REPO_ROOT } from "../../scripts/netns/mod.ts";
+import { REPO_ROOT } from "../../scripts/netns/mod.ts";
 import { list, node1, service } from "./support/cluster_objects.ts";
-import { MANIFEST_ROOT } from "./support/proxy_process.ts";
+import { MANIFEST_ROOT, runMain } from "./support/proxy_process.ts";
 import { withProxy } from "./support/with_proxy.ts";
-
-async function runMain(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: proxyRunArgs(args),
-    cwd: REPO_ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
 
 Deno.test("e2e: bad flags and values exit 1 naming the flag", async () => {
   const unknown = await runMain(["--no-such-flag"]);

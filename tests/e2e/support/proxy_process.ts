@@ -6,6 +6,8 @@ import {
   DENO_RUN_PROGRAM,
   type NodeIptablesFlavour,
   type ProxyProgram,
+  proxyRunArgs,
+  REPO_ROOT,
   requireCommands,
   requireNetnsSupport,
   type SpawnedProcess,
@@ -91,6 +93,18 @@ export async function runProxyOnce(
   program: ProxyProgram = DENO_RUN_PROGRAM,
 ) {
   return await topo.exec("node", program.cmd, program.args(args));
+}
+
+/** Runs main.ts once on the host, outside any namespace, under the permission set. */
+export async function runMain(args: readonly string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: proxyRunArgs(args),
+    cwd: REPO_ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
 /** Polls `check` every 100 ms until it returns true or `timeoutMs` passes; returns elapsed ms. */
