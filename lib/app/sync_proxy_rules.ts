@@ -133,7 +133,7 @@ export function createSyncProxyRules(deps: SyncDeps): () => Promise<void> {
     deps.flushed.delete(fb.family);
     // After every applied sync, the first one at start included: flows made while the proxy
     // was down or that the new rules made stale go; the previous snapshot names deleted services.
-    await reconcileConntrack?.(state, applied.get(fb.family));
+    await reconcileConntrack?.(state, applied.get(fb.family), report.full);
     applied.set(fb.family, state);
     recordSync(deps, fb, state, report, (clock.now() - started) / 1000);
     return { report };

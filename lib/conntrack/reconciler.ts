@@ -9,7 +9,12 @@ import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { IPFamily, Protocol, ProxyState } from "../proxy/mod.ts";
 import { type ConntrackEntry, parseConntrackList } from "./conntrack_entry.ts";
-import { deleteFilterLines, reconciledProtocols, staleConntrackEntries } from "./stale_entries.ts";
+import {
+  deleteFilterLines,
+  reconciledProtocols,
+  reconcileNeeded,
+  staleConntrackEntries,
+} from "./stale_entries.ts";
 
 /** The reconciler's metric hooks (upstream's histogram and deleted-entries counter). */
 export interface ConntrackReconcilerMetrics {
@@ -30,16 +35,25 @@ export interface ConntrackReconcilerOptions {
 
 /** What one reconcile did. */
 export interface ReconcileResult {
+  /** Nothing could have gone stale since the last successful reconcile: nothing was listed. */
+  readonly skipped: boolean;
   readonly listed: number;
   readonly stale: number;
   readonly deleted: number;
   readonly failed: boolean;
 }
 
-/** Deletes stale UDP/SCTP flows of one family against a snapshot. */
+/**
+ * Deletes stale UDP/SCTP flows of one family against the snapshot just applied. `previous` is
+ * the one applied before (it names deleted services); `full` says the sync rewrote everything.
+ * The table is read at start, after a full sync, after a failed reconcile, and whenever a UDP or
+ * SCTP service port changed; a partial sync that touched none of them cannot have made a flow
+ * stale and skips the listing, which costs a walk of the whole table.
+ */
 export type ConntrackReconciler = (
   state: ProxyState,
   previous?: ProxyState,
+  full?: boolean,
 ) => Promise<ReconcileResult>;
 
 const familyArg = (f: IPFamily) => (f === "IPv4" ? "ipv4" : "ipv6");
@@ -100,8 +114,14 @@ export function createConntrackReconciler(opts: ConntrackReconcilerOptions): Con
     return { deleted, ok: out.code === 0 };
   };
 
-  return async (state, previous) => {
+  /** Families whose last reconcile failed: the next sync reconciles whatever it changed. */
+  const retry = new Set<IPFamily>();
+
+  return async (state, previous, full = false) => {
     const family = state.family;
+    if (previous && !full && !retry.has(family) && !reconcileNeeded(state, previous)) {
+      return { skipped: true, listed: 0, stale: 0, deleted: 0, failed: false };
+    }
     const started = now();
     let listed = 0, stale = 0, deleted = 0, failed = false;
     try {
@@ -123,7 +143,10 @@ export function createConntrackReconciler(opts: ConntrackReconcilerOptions): Con
       failed = true;
       logger.error("Failed to reconcile conntrack entries", { family, err });
     }
-    if (failed) metrics?.failed(family);
+    if (failed) {
+      metrics?.failed(family);
+      retry.add(family);
+    } else retry.delete(family);
     if (deleted > 0) metrics?.deleted(family, deleted);
     metrics?.observeDuration(family, (now() - started) / 1000);
     const msg = deleted > 0 ? "Deleted stale conntrack entries" : "Reconciled conntrack entries";
@@ -134,6 +157,6 @@ export function createConntrackReconciler(opts: ConntrackReconcilerOptions): Con
       deleted,
       elapsed: `${((now() - started) / 1000).toFixed(3)}s`,
     });
-    return { listed, stale, deleted, failed };
+    return { skipped: false, listed, stale, deleted, failed };
   };
 }

@@ -82,6 +82,23 @@ export function reconciledProtocols(state: ProxyState, previous?: ProxyState): P
 }
 
 /**
+ * Whether a partial sync from `previous` to `state` can have made a flow stale: some UDP or SCTP
+ * service port changed (the tracker hands unchanged ones over as the same object), appeared or
+ * went away. When none did, a listing would find nothing new to delete.
+ */
+export function reconcileNeeded(state: ProxyState, previous: ProxyState): boolean {
+  for (const [key, sps] of state.services) {
+    if (RECONCILED_PROTOCOLS.includes(sps.info.protocol) && previous.services.get(key) !== sps) {
+      return true;
+    }
+  }
+  for (const [key, sps] of previous.services) {
+    if (RECONCILED_PROTOCOLS.includes(sps.info.protocol) && !state.services.has(key)) return true;
+  }
+  return false;
+}
+
+/**
  * The entries to delete: flows to a frontend whose reply source (address and port) is not one
  * of its serving endpoints, including flows that were never DNATed (made while no rule caught
  * them) and every flow of a service port without serving endpoints. A flow to a NodePort counts

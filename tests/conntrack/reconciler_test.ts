@@ -80,11 +80,17 @@ Deno.test("reconciler deletes only the stale flows, counts them, and deletes not
   const reconcile = createConntrackReconciler({ runner: fake.run, logger: silentLogger, metrics });
   const s = state([sps(dns, [ep("10.0.1.2", 8080)])]);
   const r = await reconcile(s);
-  assert.deepEqual(r, { listed: 3, stale: 2, deleted: 2, failed: false });
+  assert.deepEqual(r, { skipped: false, listed: 3, stale: 2, deleted: 2, failed: false });
   assert.deepEqual(fake.table.map((e) => e.origSrc), ["10.0.3.2", "10.0.3.5"]);
   assert.deepEqual(fake.calls, ["-L -f ipv4 -p udp", "-R -"], "no SCTP service, no SCTP listing");
   assert.deepEqual(seen, { durations: 1, deleted: 2, failed: 0 });
-  assert.deepEqual(await reconcile(s), { listed: 1, stale: 0, deleted: 0, failed: false });
+  assert.deepEqual(await reconcile(s), {
+    skipped: false,
+    listed: 1,
+    stale: 0,
+    deleted: 0,
+    failed: false,
+  });
   assert.equal(fake.calls.length, 3, "nothing stale, no delete command");
 });
 
@@ -144,8 +150,32 @@ Deno.test("reconciler skips unreadable lines and still deletes the readable stal
   const r = await createConntrackReconciler({ runner, logger: silentLogger, metrics })(
     state([sps(dns, [ep("10.0.1.2", 8080)])]),
   );
-  assert.deepEqual(r, { listed: 1, stale: 1, deleted: 1, failed: false });
+  assert.deepEqual(r, { skipped: false, listed: 1, stale: 1, deleted: 1, failed: false });
   assert.equal(deletes.length, 1);
   assert.match(deletes[0]!, /--reply-src 10\.0\.9\.9 /);
   assert.equal(seen.failed, 1, "the unreadable line is counted");
+});
+
+Deno.test("reconciler lists nothing after a partial sync that changed no UDP/SCTP service port, unless the last one failed", async () => {
+  const fake = fakeConntrack([entry("10.0.3.2", "10.0.9.9")]);
+  let failNext = false;
+  const runner: CommandRunner = (input) =>
+    failNext ? Promise.resolve({ code: 1, stdout: "", stderr: "busy" }) : fake.run(input);
+  const reconcile = createConntrackReconciler({ runner, logger: silentLogger });
+  const dnsPort = sps(dns, [ep("10.0.1.2", 8080)]);
+  const web = sps(svc(), [ep("10.0.1.2")]);
+  const s1 = state([dnsPort, web]);
+  // Same UDP service port object, a TCP one changed: nothing UDP can have gone stale.
+  const s2 = state([dnsPort, sps(svc(), [ep("10.0.2.2")])]);
+  assert.equal((await reconcile(s2, s1)).skipped, true);
+  assert.equal((await reconcile(s2, s1, true)).skipped, false, "a full sync always reconciles");
+  assert.equal(fake.table.length, 0);
+  failNext = true;
+  fake.table.push(entry("10.0.3.3", "10.0.9.9"));
+  assert.equal((await reconcile(s2, state([sps(dns, [])]))).failed, true);
+  failNext = false;
+  const retried = await reconcile(s2, s2);
+  assert.equal(retried.skipped, false, "after a failure the next sync reconciles");
+  assert.equal(retried.deleted, 1);
+  assert.equal((await reconcile(s2, s2)).skipped, true);
 });

@@ -8,6 +8,7 @@ import {
   type ConntrackEntry,
   deleteFilterLines,
   reconciledProtocols,
+  reconcileNeeded,
   staleConntrackEntries,
 } from "../../lib/conntrack/mod.ts";
 import type { Protocol } from "../../lib/proxy/mod.ts";
@@ -172,4 +173,17 @@ Deno.test("deleteFilterLines() names each stale (frontend, endpoint) pair once, 
     "-D -f ipv4 -p sctp --orig-dst 192.168.0.2 --orig-port-dst 32000 --reply-src 10.240.2.6 --reply-port-src 9090",
   ]);
   assert.match(deleteFilterLines("IPv6", [a])[0]!, /^-D -f ipv6 -p udp /);
+});
+
+Deno.test("reconcileNeeded() is true only when a UDP or SCTP service port changed, appeared or went", () => {
+  const udp = port("UDP"), tcp = port("TCP");
+  const before = state([udp, tcp]);
+  assert.equal(reconcileNeeded(state([udp, port("TCP")]), before), false, "TCP changes only");
+  assert.equal(reconcileNeeded(state([port("UDP"), tcp]), before), true, "a UDP port recomputed");
+  assert.equal(reconcileNeeded(state([tcp]), before), true, "a UDP port deleted");
+  assert.equal(
+    reconcileNeeded(state([udp, tcp, port("SCTP")]), before),
+    true,
+    "an SCTP port added",
+  );
 });
