@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { startIpvsGuest } from "../../scripts/ipvs_vm/mod.ts";
+import { GUEST_MODULES } from "../../scripts/ipvs_vm/modules.ts";
 import { unpackedImage } from "./support/image_program.ts";
 
 const REPO_ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
@@ -14,6 +15,17 @@ const GUEST_DIR = `${REPO_ROOT}tests/ipvs_guest`;
 /** The whole in-guest suite must fit the ~15-minute test task. */
 const SUITE_TIMEOUT_MS = 10 * 60_000;
 const encoder = new TextEncoder();
+/**
+ * nftables mode's expressions beyond GUEST_MODULES (reject, fib and numgen in ip/ip6 tables),
+ * for the mode switches between nftables and IPVS mode in mode_switch_guest.ts.
+ */
+const NFTABLES_MODE_MODULES = [
+  "nft_reject_ipv4",
+  "nft_reject_ipv6",
+  "nft_fib_ipv4",
+  "nft_fib_ipv6",
+  "nft_numgen",
+];
 
 async function guestTestFiles(): Promise<string[]> {
   const only = Deno.env.get("IPVS_GUEST_FILES")?.split(",").map((f) => f.trim()).filter((f) =>
@@ -47,7 +59,11 @@ Deno.test("e2e: the IPVS guest suite passes inside a real IPVS kernel", async ()
   // (the host's files are the guest's): image_guest.ts runs the program from it.
   const image = await unpackedImage();
   const launched = Date.now();
-  const guest = await startIpvsGuest().catch(async (err) => {
+  const modules = [
+    ...GUEST_MODULES,
+    ...NFTABLES_MODE_MODULES.filter((m) => !GUEST_MODULES.includes(m)),
+  ];
+  const guest = await startIpvsGuest({ prepare: { modules } }).catch(async (err) => {
     await image.remove();
     throw err;
   });
