@@ -223,7 +223,8 @@ Deno.test("createProxyApp() collects the lists' garbage while the start-up reads
   let release = () => {};
   const reads = new Promise<void>((r) => release = r);
   const t = setup(2, undefined, (backend) => ({
-    ...backend,
+    sync: (state) => backend.sync(state),
+    rulesFlushed: () => backend.rulesFlushed(),
     prepareFirstSync: () => {
       backend.prepareFirstSync?.();
       return reads;
