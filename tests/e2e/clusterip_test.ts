@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { ProbeAnswer, Topology } from "../../scripts/netns/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./support/cluster_objects.ts";
+import { mentionsProxyChain } from "./support/kube_chains.ts";
 import { eventually, type ManifestDir, runProxyOnce } from "./support/proxy_process.ts";
 import { withProxy } from "./support/with_proxy.ts";
 
@@ -132,9 +133,7 @@ Deno.test("e2e: editing the manifest moves traffic, deleting the service stops i
     assert.equal(cleanup.code, 0, cleanup.stderr);
     for (const table of ["nat", "filter", "mangle"]) {
       const out = await topo.exec("node", "iptables-legacy-save", ["-t", table]);
-      const ours = out.stdout.split("\n").filter((l) =>
-        l.includes("KUBE-") && !l.includes("KUBE-IPTABLES-HINT")
-      );
+      const ours = out.stdout.split("\n").filter(mentionsProxyChain);
       assert.deepEqual(ours, [], `${table} still has KUBE- rules`);
     }
     const again = await runProxyOnce(topo, ["--cleanup"]);

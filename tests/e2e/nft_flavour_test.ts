@@ -11,6 +11,7 @@ import { type Topology, TOPOLOGY_IPS } from "../../scripts/netns/mod.ts";
 import { list, node1 } from "./support/cluster_objects.ts";
 import { checkFlows } from "./support/flow_check.ts";
 import { type FlowPort, flowService, flowSlice, local } from "./support/flow_objects.ts";
+import { mentionsProxyChain } from "./support/kube_chains.ts";
 import { runProxyOnce } from "./support/proxy_process.ts";
 import { withProxy } from "./support/with_proxy.ts";
 
@@ -29,9 +30,7 @@ const STATE = list([
 async function kubeLines(topo: Topology, cmd: string, args: string[]): Promise<string[]> {
   const out = await topo.exec("node", cmd, args);
   assert.equal(out.code, 0, `${cmd} ${args.join(" ")}: ${out.stderr}`);
-  return out.stdout.split("\n").filter((l) =>
-    /KUBE-/.test(l) && !/KUBE-(IPTABLES-HINT|KUBELET-CANARY)/.test(l)
-  );
+  return out.stdout.split("\n").filter(mentionsProxyChain);
 }
 
 Deno.test("e2e: on an iptables-nft node the program uses nf_tables only, and --cleanup empties it", async () => {

@@ -17,6 +17,7 @@ import assert from "node:assert/strict";
 import type { ProxyModeName } from "../../../lib/backends/mod.ts";
 import type { ProxyProgram, Topology } from "../../../scripts/netns/mod.ts";
 import { httpGet } from "./env_proxy.ts";
+import { mentionsProxyChain } from "./kube_chains.ts";
 import { MANIFEST_ROOT, runProxyOnce } from "./proxy_process.ts";
 import type { ProxyContext } from "./with_proxy.ts";
 
@@ -66,11 +67,7 @@ async function lines(topo: Topology, cmd: string, args: string[]): Promise<strin
 
 /** What `mode` programs on the node, as its own tools print it; empty after `--cleanup`. */
 export async function proxyState(topo: Topology, mode: ProxyModeName): Promise<string[]> {
-  // Kubelet's chains stay: KUBE-FIREWALL is created by the proxy too, but, as upstream,
-  // never removed by it.
-  const chains = (await lines(topo, "iptables-legacy-save", [])).filter((l) =>
-    /KUBE-/.test(l) && !/KUBE-(IPTABLES-HINT|KUBELET-CANARY|FIREWALL)\b/.test(l)
-  );
+  const chains = (await lines(topo, "iptables-legacy-save", [])).filter(mentionsProxyChain);
   if (mode === "iptables") return chains;
   if (mode === "nftables") {
     return (await lines(topo, "nft", ["list", "tables"])).filter((l) => /\bkube-proxy\b/.test(l));
