@@ -15,14 +15,16 @@ import type { Logger } from "../log/mod.ts";
 import { errorMessage, silentLogger } from "../log/mod.ts";
 import type { EventType } from "../source/mod.ts";
 import { type Clock, sleep, systemClock } from "../sync/mod.ts";
-import { ApiStatusError, isNotServedError, needsRelist, statusError } from "./api_errors.ts";
+import { ApiStatusError, isNotServedError, needsRelist } from "./api_errors.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
-import { deletedStub, objectKey, sameVersion, unlistedKeys, versionOf } from "./relist_diff.ts";
+import { objectKey } from "./relist_diff.ts";
 import { stripManagedFields } from "./strip_managed_fields.ts";
-import { fetchListPage, responseFailure } from "./list_page.ts";
-import { type ResourceSpec, watchQuery, watchTimeoutSeconds } from "./resources.ts";
-import type { ApiResponse, ApiTransport } from "./transport.ts";
-import { decodeWatchLine, type KubeObject, LineSplitter } from "./watch_lines.ts";
+import { fetchListPage } from "./list_page.ts";
+import { type ResourceSpec, watchTimeoutSeconds } from "./resources.ts";
+import type { ApiTransport } from "./transport.ts";
+import type { KubeObject, WatchEvent } from "./watch_lines.ts";
+import { type WatchEnd, watchOnce } from "./_watch_stream.ts";
+import { ReflectorStore } from "./_reflector_store.ts";
 
 /** Counters of one reflector, for logs, tests and the soak script. */
 export interface ReflectorStats {
@@ -43,9 +45,6 @@ export interface ReflectorStats {
   /** Changes the handler threw on. */
   handlerErrors: number;
 }
-
-/** The version kept for an object whose change the handler threw on: never the same as any. */
-const UNSEEN = "";
 
 /** Options of createReflector. */
 export interface ReflectorOptions {
@@ -89,22 +88,27 @@ export interface Reflector {
   versions(): ReadonlyMap<string, string>;
 }
 
-/** How a watch that opened came to an end. */
-type WatchEnd = "ended" | "idle" | "malformed";
-
 /** Creates the loop; nothing happens until start(). */
 export function createReflector(options: ReflectorOptions): Reflector {
-  const { resource, transport } = options;
-  const logger = options.logger ?? silentLogger;
-  const clock = options.clock ?? systemClock;
-  const random = options.random ?? Math.random;
-  const pageSize = options.pageSize ?? 500;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 150_000;
-  const minWatchTimeout = options.minWatchTimeoutSeconds ?? 300;
-  const listTimeoutMs = options.listTimeoutMs ?? 60_000;
-  const backoff = new Backoff(options.backoff);
-  const label = `${resource.kind}s`;
-  const stats: ReflectorStats = {
+  return new ListWatchReflector(options);
+}
+
+/** The list+watch loop of one kind, with what it has seen (client-go's Reflector and its store). */
+class ListWatchReflector implements Reflector {
+  readonly #options: ReflectorOptions;
+  readonly #resource: ResourceSpec;
+  readonly #transport: ApiTransport;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #pageSize: number;
+  readonly #idleTimeoutMs: number;
+  readonly #minWatchTimeout: number;
+  readonly #listTimeoutMs: number;
+  readonly #backoff: Backoff;
+  /** The collection's name in messages ("Services"). */
+  readonly #label: string;
+  readonly #stats: ReflectorStats = {
     lists: 0,
     watches: 0,
     changes: 0,
@@ -114,50 +118,152 @@ export function createReflector(options: ReflectorOptions): Reflector {
     errors: 0,
     handlerErrors: 0,
   };
-  const cache = new Map<string, string>();
-  let lastRV = "";
-  let synced = false;
+  /** The objects handed on so far, by resourceVersion. */
+  readonly #store: ReflectorStore;
+  /** The resourceVersion the next watch starts from ("" before the first list). */
+  #lastRV = "";
+  /** onSynced was called. */
+  #synced = false;
   /** The last list failed with 410 or a too-large RV: the next list is a consistent read. */
-  let lastRVUnavailable = false;
+  #lastRVUnavailable = false;
   /** The server paged a resourceVersion=0 list, so it honours limit on every list. */
-  let paginatedResult = false;
+  #paginatedResult = false;
+  #started = false;
+
+  constructor(options: ReflectorOptions) {
+    this.#options = options;
+    this.#resource = options.resource;
+    this.#transport = options.transport;
+    this.#logger = options.logger ?? silentLogger;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#pageSize = options.pageSize ?? 500;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? 150_000;
+    this.#minWatchTimeout = options.minWatchTimeoutSeconds ?? 300;
+    this.#listTimeoutMs = options.listTimeoutMs ?? 60_000;
+    this.#backoff = new Backoff(options.backoff);
+    this.#label = `${options.resource.kind}s`;
+    this.#store = new ReflectorStore({
+      kind: options.resource.kind,
+      onChange: options.onChange,
+      onHandlerError: options.onHandlerError,
+      logger: this.#logger,
+      stats: this.#stats,
+    });
+  }
+
+  start(signal: AbortSignal): Promise<void> {
+    if (this.#started) {
+      return Promise.reject(new Error(`The ${this.#resource.kind} reflector was already started`));
+    }
+    this.#started = true;
+    return this.#run(signal);
+  }
+
+  stats(): Readonly<ReflectorStats> {
+    return { ...this.#stats };
+  }
+
+  resourceVersion(): string {
+    return this.#lastRV;
+  }
+
+  versions(): ReadonlyMap<string, string> {
+    return this.#store.versions;
+  }
+
+  /** Lists, then watches, until `signal` aborts; relists when told to, backs off on errors. */
+  async #run(signal: AbortSignal): Promise<void> {
+    const logger = this.#logger;
+    const resource = this.#resource;
+    const backoff = this.#backoff;
+    let needList = true;
+    while (!signal.aborted) {
+      let delay = 0;
+      const listing = needList;
+      try {
+        if (needList) {
+          await this.#list(signal);
+          needList = false;
+          backoff.reset();
+          continue;
+        }
+        const { end, delivered } = await this.#watch(signal);
+        if (delivered > 0) backoff.reset();
+        if (end === "idle") {
+          this.#stats.idleTimeouts++;
+          logger.info("Watch received nothing within the idle timeout; watching again", {
+            kind: resource.kind,
+            idleTimeoutMs: this.#idleTimeoutMs,
+            resourceVersion: this.#lastRV,
+          });
+        } else if (end === "malformed" || delivered === 0) delay = backoff.next();
+      } catch (err) {
+        if (signal.aborted) break;
+        if (listing && this.#notServed(err)) return;
+        if (needsRelist(err)) {
+          this.#stats.expired++;
+          needList = true;
+          logger.info("Resource version expired; listing again", {
+            kind: resource.kind,
+            resourceVersion: this.#lastRV,
+            reason: errorMessage(err),
+          });
+          if (listing) delay = backoff.next();
+        } else delay = this.#failed(err, listing);
+      }
+      if (delay > 0) await sleep(this.#clock, delay, signal);
+    }
+  }
+
+  /**
+   * An optional kind the server does not serve us, before its first list: counts as synced, and
+   * the loop ends (true).
+   */
+  #notServed(err: unknown): boolean {
+    if (this.#synced || this.#resource.optional !== true || !isNotServedError(err)) return false;
+    this.#logger.warn(`The API server does not serve ${this.#label} to us; going on without them`, {
+      server: this.#transport.server,
+      path: this.#resource.path,
+      status: (err as ApiStatusError).status,
+    });
+    this.#synced = true;
+    this.#options.onSynced();
+    return true;
+  }
+
+  /** Counts and logs a failed list or watch; returns how long to wait (Retry-After first). */
+  #failed(err: unknown, listing: boolean): number {
+    this.#stats.errors++;
+    const retryAfter = err instanceof ApiStatusError ? err.retryAfterMs : undefined;
+    const delay = retryAfter ?? this.#backoff.next();
+    if (retryAfter !== undefined) this.#backoff.next(); // keep growing if it happens again
+    const label = this.#label;
+    this.#logger.error(
+      listing ? `Cannot list ${label}; retrying` : `Watch of ${label} failed; retrying`,
+      {
+        server: this.#transport.server,
+        reason: errorMessage(err),
+        retryInMs: delay,
+      },
+    );
+    return delay;
+  }
 
   /** client-go's relistResourceVersion: "0" first, then the last seen RV, "" after a 410. */
-  function relistResourceVersion(): string {
-    if (lastRVUnavailable) return "";
-    return lastRV === "" ? "0" : lastRV;
+  #relistResourceVersion(): string {
+    if (this.#lastRVUnavailable) return "";
+    return this.#lastRV === "" ? "0" : this.#lastRV;
   }
 
   /**
    * client-go's page size choice: a server that paged before is asked in pages again; a list
    * from a given RV is asked whole, so a watch-cache server can answer it without etcd.
    */
-  function listLimit(resourceVersion: string): number {
-    if (paginatedResult) return pageSize;
+  #listLimit(resourceVersion: string): number {
+    if (this.#paginatedResult) return this.#pageSize;
     if (resourceVersion !== "" && resourceVersion !== "0") return 0;
-    return pageSize;
-  }
-
-  /**
-   * Hands on one change; false when the handler threw, which is logged, counted, and leaves the
-   * caller to make the next list hand the object on again.
-   */
-  function emit(type: EventType, object: KubeObject): boolean {
-    stats.changes++;
-    try {
-      options.onChange(type, object);
-      return true;
-    } catch (err) {
-      stats.handlerErrors++;
-      logger.error("Event handler failed; the object is handed on again at the next list", {
-        kind: resource.kind,
-        type,
-        object: objectKey(object),
-        reason: errorMessage(err),
-      });
-      options.onHandlerError?.(err);
-      return false;
-    }
+    return this.#pageSize;
   }
 
   /**
@@ -166,11 +272,14 @@ export function createReflector(options: ReflectorOptions): Reflector {
    * objects it no longer has as deletions. A list that fails half way has handed on, and
    * cached, only whole objects, so the next list picks up where it stopped.
    */
-  async function list(signal: AbortSignal): Promise<void> {
+  async #list(signal: AbortSignal): Promise<void> {
+    const logger = this.#logger;
+    const resource = this.#resource;
+    const label = this.#label;
     const listed = new Set<string>();
-    const changesBefore = stats.changes;
-    const askedRV = relistResourceVersion();
-    const limit = listLimit(askedRV);
+    const changesBefore = this.#stats.changes;
+    const askedRV = this.#relistResourceVersion();
+    const limit = this.#listLimit(askedRV);
     let continueToken = "";
     let resourceVersion = "";
     let pages = 0;
@@ -178,17 +287,17 @@ export function createReflector(options: ReflectorOptions): Reflector {
       let page;
       try {
         page = await fetchListPage({
-          transport,
+          transport: this.#transport,
           resource,
-          clock,
-          timeoutMs: listTimeoutMs,
+          clock: this.#clock,
+          timeoutMs: this.#listTimeoutMs,
           label,
           signal,
           page: { limit, continueToken, resourceVersion: askedRV },
         });
       } catch (err) {
         // client-go: a list that hit 410 or a too-large RV is retried as a consistent read.
-        if (needsRelist(err)) lastRVUnavailable = true;
+        if (needsRelist(err)) this.#lastRVUnavailable = true;
         throw err;
       }
       pages++;
@@ -201,7 +310,7 @@ export function createReflector(options: ReflectorOptions): Reflector {
         if (typeof item?.metadata?.name === "string" && item.metadata.name !== "") {
           const object = stripManagedFields(item);
           listed.add(objectKey(object));
-          apply("ADDED", object);
+          this.#store.apply("ADDED", object);
         } else logger.warn("Skipping a listed object without a name", { kind: resource.kind });
       }
       const meta = (rest.metadata ?? {}) as { continue?: unknown; resourceVersion?: unknown };
@@ -209,212 +318,56 @@ export function createReflector(options: ReflectorOptions): Reflector {
       resourceVersion = typeof meta.resourceVersion === "string" ? meta.resourceVersion : "";
     } while (continueToken !== "" && !signal.aborted);
     if (signal.aborted) return;
-    if (askedRV === "0" && pages > 1) paginatedResult = true;
-    lastRVUnavailable = false;
-    for (const key of unlistedKeys(cache, listed)) {
-      const stub = deletedStub(key, cache.get(key)!);
-      cache.delete(key);
-      if (!emit("DELETED", stub)) cache.set(key, UNSEEN);
-    }
-    lastRV = resourceVersion;
-    stats.lists++;
+    if (askedRV === "0" && pages > 1) this.#paginatedResult = true;
+    this.#lastRVUnavailable = false;
+    this.#store.deleteUnlisted(listed);
+    this.#lastRV = resourceVersion;
+    this.#stats.lists++;
     logger.debug(2, "Listed objects", {
       kind: resource.kind,
-      objects: cache.size,
-      changes: stats.changes - changesBefore,
+      objects: this.#store.size,
+      changes: this.#stats.changes - changesBefore,
       resourceVersion,
       pages,
     });
-    if (!synced) {
-      synced = true;
-      options.onSynced();
+    if (!this.#synced) {
+      this.#synced = true;
+      this.#options.onSynced();
     }
-    options.onListed?.();
+    this.#options.onListed?.();
   }
 
-  /** Applies one object event to the cache; emits it unless it is the version already seen. */
-  function apply(type: "ADDED" | "MODIFIED" | "DELETED", object: KubeObject): void {
-    const key = objectKey(object);
-    const old = cache.get(key);
-    if (type === "DELETED") {
-      if (old === undefined) return;
-      cache.delete(key);
-      // Still known, so the next list, not having it, hands the deletion on again.
-      if (!emit("DELETED", object)) cache.set(key, UNSEEN);
-      return;
-    }
-    cache.set(key, versionOf(object));
-    let handled = true;
-    if (old === undefined) handled = emit("ADDED", object);
-    else if (!sameVersion(old, object)) handled = emit("MODIFIED", object);
-    // No version counts as seen: the next list hands the object on again.
-    if (!handled) cache.set(key, UNSEEN);
+  /** One watch from the last resourceVersion seen (see watchOnce). */
+  #watch(signal: AbortSignal): Promise<{ end: WatchEnd; delivered: number }> {
+    return watchOnce({
+      transport: this.#transport,
+      resource: this.#resource,
+      label: this.#label,
+      clock: this.#clock,
+      logger: this.#logger,
+      idleTimeoutMs: this.#idleTimeoutMs,
+      resourceVersion: this.#lastRV,
+      timeoutSeconds: watchTimeoutSeconds(this.#minWatchTimeout, this.#random),
+      opened: () => {
+        this.#stats.watches++;
+      },
+      event: (event) => this.#watched(event),
+      malformed: (line, reason) => {
+        this.#stats.malformedLines++;
+        this.#logger.error("Malformed watch event; watching again from the last resourceVersion", {
+          kind: this.#resource.kind,
+          reason,
+          line: line.length > 200 ? `${line.slice(0, 200)}...` : line,
+          resourceVersion: this.#lastRV,
+        });
+      },
+    }, signal);
   }
 
-  /** One watch from lastRV; returns how it ended, or throws for HTTP errors and ERROR events. */
-  async function watch(signal: AbortSignal): Promise<{ end: WatchEnd; delivered: number }> {
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    signal.addEventListener("abort", stop, { once: true });
-    let idle = false;
-    let timer: number | undefined;
-    const arm = () => {
-      if (timer !== undefined) clock.clearTimeout(timer);
-      timer = clock.setTimeout(() => {
-        idle = true;
-        controller.abort();
-      }, idleTimeoutMs);
-    };
-    let response: ApiResponse | undefined;
-    let delivered = 0;
-    try {
-      arm(); // also bounds how long the server may take to answer
-      response = await transport.request({
-        method: "GET",
-        path: resource.path,
-        query: watchQuery(resource, lastRV, watchTimeoutSeconds(minWatchTimeout, random)),
-        signal: controller.signal,
-      });
-      if (response.status !== 200) {
-        throw await responseFailure(response, `Cannot watch ${label}`, clock);
-      }
-      stats.watches++;
-      if (!response.body) return { end: "ended", delivered };
-      arm();
-      const reader = response.body.getReader();
-      const splitter = new LineSplitter();
-      try {
-        while (true) {
-          let chunk: ReadableStreamReadResult<Uint8Array>;
-          try {
-            chunk = await reader.read();
-          } catch (err) {
-            if (idle) return { end: "idle", delivered };
-            if (signal.aborted) return { end: "ended", delivered };
-            logger.debug(2, "Watch stream broke", {
-              kind: resource.kind,
-              reason: errorMessage(err),
-            });
-            return { end: "ended", delivered };
-          }
-          if (chunk.done) break;
-          arm();
-          for (const line of splitter.push(chunk.value)) {
-            const decoded = decodeWatchLine(line);
-            if (!decoded.ok) {
-              stats.malformedLines++;
-              logger.error("Malformed watch event; watching again from the last resourceVersion", {
-                kind: resource.kind,
-                reason: decoded.reason,
-                line: line.length > 200 ? `${line.slice(0, 200)}...` : line,
-                resourceVersion: lastRV,
-              });
-              return { end: "malformed", delivered };
-            }
-            const event = decoded.event;
-            if (event.type === "ERROR") {
-              throw statusError(`Watch of ${label} failed`, 0, event.object);
-            }
-            delivered++;
-            if (event.type !== "BOOKMARK") apply(event.type, stripManagedFields(event.object));
-            const rv = event.object.metadata?.resourceVersion;
-            if (typeof rv === "string" && rv !== "") lastRV = rv;
-          }
-        }
-        for (const rest of splitter.flush()) {
-          logger.debug(2, "Watch stream ended mid-line", {
-            kind: resource.kind,
-            bytes: rest.length,
-          });
-        }
-        return { end: "ended", delivered };
-      } finally {
-        reader.releaseLock();
-      }
-    } catch (err) {
-      if (idle) return { end: "idle", delivered };
-      throw err;
-    } finally {
-      if (timer !== undefined) clock.clearTimeout(timer);
-      signal.removeEventListener("abort", stop);
-      controller.abort();
-      await response?.close();
-    }
+  /** Applies one watch event; the next watch resumes after its resourceVersion. */
+  #watched(event: Exclude<WatchEvent, { type: "ERROR" }>): void {
+    if (event.type !== "BOOKMARK") this.#store.apply(event.type, stripManagedFields(event.object));
+    const rv = event.object.metadata?.resourceVersion;
+    if (typeof rv === "string" && rv !== "") this.#lastRV = rv;
   }
-
-  async function run(signal: AbortSignal): Promise<void> {
-    let needList = true;
-    while (!signal.aborted) {
-      let delay = 0;
-      const listing = needList;
-      try {
-        if (needList) {
-          await list(signal);
-          needList = false;
-          backoff.reset();
-          continue;
-        }
-        const { end, delivered } = await watch(signal);
-        if (delivered > 0) backoff.reset();
-        if (end === "idle") {
-          stats.idleTimeouts++;
-          logger.info("Watch received nothing within the idle timeout; watching again", {
-            kind: resource.kind,
-            idleTimeoutMs,
-            resourceVersion: lastRV,
-          });
-        } else if (end === "malformed" || delivered === 0) delay = backoff.next();
-      } catch (err) {
-        if (signal.aborted) break;
-        if (listing && !synced && resource.optional === true && isNotServedError(err)) {
-          logger.warn(`The API server does not serve ${label} to us; going on without them`, {
-            server: transport.server,
-            path: resource.path,
-            status: (err as ApiStatusError).status,
-          });
-          synced = true;
-          options.onSynced();
-          return;
-        }
-        if (needsRelist(err)) {
-          stats.expired++;
-          needList = true;
-          logger.info("Resource version expired; listing again", {
-            kind: resource.kind,
-            resourceVersion: lastRV,
-            reason: errorMessage(err),
-          });
-          if (listing) delay = backoff.next();
-        } else {
-          stats.errors++;
-          const retryAfter = err instanceof ApiStatusError ? err.retryAfterMs : undefined;
-          delay = retryAfter ?? backoff.next();
-          if (retryAfter !== undefined) backoff.next(); // keep growing if it happens again
-          logger.error(
-            listing ? `Cannot list ${label}; retrying` : `Watch of ${label} failed; retrying`,
-            {
-              server: transport.server,
-              reason: errorMessage(err),
-              retryInMs: delay,
-            },
-          );
-        }
-      }
-      if (delay > 0) await sleep(clock, delay, signal);
-    }
-  }
-
-  let started = false;
-  return {
-    start(signal: AbortSignal): Promise<void> {
-      if (started) {
-        return Promise.reject(new Error(`The ${resource.kind} reflector was already started`));
-      }
-      started = true;
-      return run(signal);
-    },
-    stats: () => ({ ...stats }),
-    resourceVersion: () => lastRV,
-    versions: () => cache,
-  };
 }
