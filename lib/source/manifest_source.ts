@@ -3,12 +3,12 @@
  * server, watched with inotify so that edits (in place, by atomic rename, or files coming and
  * going in a directory) become watch events.
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { errorMessage, type Logger, silentLogger } from "../log/mod.ts";
 import { sleep, systemClock } from "../sync/mod.ts";
 import { OBJECT_KINDS, type ObjectSink, type ObjectSource } from "./events.ts";
-import { isManifestFileName, type ManifestObject, parseManifestText } from "./manifest_parse.ts";
 import { diffManifestStates, type ManifestState, mergeManifestFiles } from "./manifest_state.ts";
+import { listManifestDirectory, ManifestFiles, statOrUndefined } from "./_manifest_files.ts";
 
 /** A filesystem watcher, as Deno.watchFs returns it. */
 export type ManifestWatcher = AsyncIterable<Deno.FsEvent> & { close(): void };
@@ -38,16 +38,6 @@ export interface ManifestSource extends ObjectSource {
   stopped(): Promise<void>;
 }
 
-/** What the source remembers about one file. */
-interface FileRecord {
-  /** The last text read, good or bad, so an unchanged file is not parsed (or reported) again. */
-  text: string | undefined;
-  /** The objects of the last text that parsed. */
-  objects: readonly ManifestObject[];
-  /** The last read problem reported, so it is logged once. */
-  problem: string | undefined;
-}
-
 function defaultWatch(paths: string[]): ManifestWatcher {
   return Deno.watchFs(paths, { recursive: false });
 }
@@ -60,15 +50,6 @@ function closeQuietly(watcher: ManifestWatcher): void {
   }
 }
 
-async function statOrUndefined(path: string): Promise<Deno.FileInfo | undefined> {
-  try {
-    return await Deno.stat(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return undefined;
-    throw err;
-  }
-}
-
 /**
  * Creates the manifest source. start(signal) checks that the path exists (throwing an Error
  * if not), opens the watch, reads every file, delivers each object as ADDED, then calls
@@ -78,82 +59,67 @@ async function statOrUndefined(path: string): Promise<Deno.FileInfo | undefined>
  * vanished file or directory keeps its last objects until it comes back.
  */
 export function createManifestSource(options: ManifestSourceOptions): ManifestSource {
-  const logger = options.logger ?? silentLogger;
-  const watch = options.watch ?? defaultWatch;
-  const debounceMs = options.debounceMs ?? 75;
-  const retryMs = options.retryMs ?? 1000;
-  const path = resolve(options.path);
-  const files = new Map<string, FileRecord>();
-  let delivered: ManifestState = new Map();
-  let reportedDuplicates = new Set<string>();
-  let started = false;
-  let loop: Promise<void> = Promise.resolve();
-  let running: Promise<void> | undefined;
+  return new ManifestFileSource(options);
+}
 
-  /** Reads one file into its record; returns false when the file does not exist. */
-  async function readFile(file: string): Promise<boolean> {
-    const record = files.get(file) ?? { text: undefined, objects: [], problem: undefined };
-    files.set(file, record);
-    let text: string;
-    try {
-      text = await Deno.readTextFile(file);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return false;
-      const problem = errorMessage(err);
-      if (problem !== record.problem) {
-        logger.error("Cannot read manifest file; keeping its last good objects", {
-          file,
-          reason: problem,
-        });
-      }
-      record.problem = problem;
-      return true;
-    }
-    record.problem = undefined;
-    if (text === record.text) return true;
-    record.text = text;
-    const parsed = parseManifestText(text, file);
-    if (parsed.errors.length > 0) {
-      logger.error("Cannot parse manifest file; keeping its last good objects", {
-        file,
-        reason: parsed.errors.join("; "),
-      });
-      return true;
-    }
-    for (const reason of parsed.skipped) logger.warn("Skipping manifest object", { file, reason });
-    for (const reason of parsed.ignored) {
-      logger.debug(2, "Ignoring manifest object", { file, reason });
-    }
-    record.objects = parsed.objects;
-    return true;
+/** The `--manifests` source: the files read, what was delivered, and the watch over them. */
+class ManifestFileSource implements ManifestSource {
+  readonly #options: ManifestSourceOptions;
+  readonly #logger: Logger;
+  readonly #watch: (paths: string[]) => ManifestWatcher;
+  readonly #debounceMs: number;
+  readonly #retryMs: number;
+  /** The --manifests path, absolute. */
+  readonly #path: string;
+  readonly #files: ManifestFiles;
+  /** The objects the sink has been given, by kind and key. */
+  #delivered: ManifestState = new Map();
+  /** The duplicate definitions already warned about, so each is logged once. */
+  #reportedDuplicates = new Set<string>();
+  #started = false;
+  /** The watch loop, once started. */
+  #loop: Promise<void> = Promise.resolve();
+  /** The scans in flight, if any (see runScans). */
+  #running: Promise<void> | undefined;
+  /** A scan was asked for while one ran: one more follows it. */
+  #again = false;
+  /** The directory watched: the path itself, or a file's parent (set by start). */
+  #root = "";
+  /** The path is a directory whose manifest files are all read (set by start). */
+  #directoryMode = false;
+  /** The watch now open. */
+  #current: ManifestWatcher | undefined;
+  /** The watched directory's inode, to notice it was replaced; undefined until a scan. */
+  #watchedIno: number | null | undefined;
+  #rootMissing = false;
+  #fileMissing = false;
+  /** The debounce timer of the next scan. */
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: ManifestSourceOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? silentLogger;
+    this.#watch = options.watch ?? defaultWatch;
+    this.#debounceMs = options.debounceMs ?? 75;
+    this.#retryMs = options.retryMs ?? 1000;
+    this.#path = resolve(options.path);
+    this.#files = new ManifestFiles(this.#logger);
   }
 
-  /** The manifest files now in directory `dir`. */
-  async function listDirectory(dir: string): Promise<string[]> {
-    const found: string[] = [];
-    for await (const entry of Deno.readDir(dir)) {
-      if (!isManifestFileName(entry.name) || entry.isDirectory) continue;
-      const file = join(dir, entry.name);
-      if (entry.isSymlink && !(await statOrUndefined(file))?.isFile) continue;
-      found.push(file);
-    }
-    return found;
+  start(signal: AbortSignal): Promise<void> {
+    if (this.#started) return Promise.reject(new Error("The manifest source was already started"));
+    this.#started = true;
+    return this.#run(signal);
   }
 
-  return {
-    start(signal: AbortSignal): Promise<void> {
-      if (started) return Promise.reject(new Error("The manifest source was already started"));
-      started = true;
-      return run(signal);
-    },
-    async stopped(): Promise<void> {
-      await loop;
-      while (running) await running;
-    },
-  };
+  async stopped(): Promise<void> {
+    await this.#loop;
+    while (this.#running) await this.#running;
+  }
 
-  async function run(signal: AbortSignal): Promise<void> {
+  async #run(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
+    const path = this.#path;
     let info: Deno.FileInfo | undefined;
     try {
       info = await statOrUndefined(path);
@@ -165,154 +131,163 @@ export function createManifestSource(options: ManifestSourceOptions): ManifestSo
         `Manifest path "${path}" does not exist: expected a YAML or JSON file, or a directory of them`,
       );
     }
-    const directoryMode = info.isDirectory;
-    const root = directoryMode ? path : dirname(path);
-    let current: ManifestWatcher | undefined;
-    let watchedIno: number | null | undefined;
-    let rootMissing = false;
-    let fileMissing = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let again = false;
+    this.#directoryMode = info.isDirectory;
+    this.#root = info.isDirectory ? path : dirname(path);
+    signal.addEventListener("abort", () => {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      if (this.#current) closeQuietly(this.#current);
+    }, { once: true });
+    // The watch opens synchronously here, before the first read, so no change is missed.
+    this.#loop = this.#watchLoop(signal);
+    await this.#runScans(signal);
+    if (signal.aborted) return;
+    for (const kind of OBJECT_KINDS) this.#options.sink.onSynced(kind);
+    this.#logger.info("Loaded manifests", {
+      path,
+      objects: this.#delivered.size,
+      files: this.#files.size,
+    });
+  }
 
-    /** Rereads the files, then delivers the difference. Never throws. */
-    async function scanOnce(): Promise<void> {
+  /** Keeps a watch open on the root, asking for a scan on each event, until `signal` aborts. */
+  async #watchLoop(signal: AbortSignal): Promise<void> {
+    const root = this.#root;
+    let first = true;
+    while (!signal.aborted) {
+      let watcher: ManifestWatcher;
       try {
-        const rootInfo = await statOrUndefined(root);
-        if (!rootInfo) {
-          if (!rootMissing) {
-            logger.warn("Manifest directory disappeared; keeping the last objects", { path: root });
-          }
-          rootMissing = true;
-          if (current) closeQuietly(current); // the watch loop waits for the directory to return
-          return;
-        }
-        if (rootMissing) logger.info("Manifest directory is back", { path: root });
-        rootMissing = false;
-        if (watchedIno === undefined) watchedIno = rootInfo.ino;
-        else if (watchedIno !== rootInfo.ino && current) {
-          logger.info("Manifest directory was replaced; watching the new one", { path: root });
-          closeQuietly(current);
-        }
-        if (directoryMode) {
-          const present = new Set(await listDirectory(root));
-          for (const file of files.keys()) if (!present.has(file)) files.delete(file);
-          for (const file of [...present].sort()) {
-            if (!(await readFile(file))) files.delete(file);
-          }
-        } else {
-          const exists = await readFile(path);
-          if (!exists && !fileMissing) {
-            logger.warn("Manifest file disappeared; keeping its last objects", { file: path });
-          }
-          if (exists && fileMissing) logger.info("Manifest file is back", { file: path });
-          fileMissing = !exists;
-        }
-        deliver(signal);
-        logger.debug(5, "Rescanned manifests", { path, files: files.size });
+        watcher = this.#current = this.#watch([root]);
       } catch (err) {
-        logger.error("Cannot rescan manifests; keeping the last objects", {
-          path,
+        this.#logger.error("Cannot watch manifests; retrying", {
+          path: root,
           reason: errorMessage(err),
         });
+        await sleep(systemClock, this.#retryMs, signal);
+        continue;
+      }
+      this.#watchedIno = undefined;
+      if (!first) this.#schedule(signal); // catch up with changes made while nothing watched
+      first = false;
+      try {
+        for await (const _event of watcher) this.#schedule(signal);
+      } catch (err) {
+        if (!signal.aborted) {
+          this.#logger.error("Manifest watch failed", { path: root, reason: errorMessage(err) });
+        }
+      } finally {
+        closeQuietly(watcher);
+        if (this.#current === watcher) this.#current = undefined;
+      }
+      await sleep(systemClock, this.#retryMs, signal);
+      while (!signal.aborted && !(await statOrUndefined(root).catch(() => undefined))) {
+        await sleep(systemClock, this.#retryMs, signal);
       }
     }
+  }
 
-    /** Runs scans one at a time; a request during a scan causes one more scan after it. */
-    function runScans(): Promise<void> {
-      if (running) {
-        again = true;
-        return running;
+  /** Asks for a scan once a burst of events has passed (the debounce window). */
+  #schedule(signal: AbortSignal): void {
+    if (signal.aborted || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#runScans(signal);
+    }, this.#debounceMs);
+  }
+
+  /** Runs scans one at a time; a request during a scan causes one more scan after it. */
+  #runScans(signal: AbortSignal): Promise<void> {
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.#scanOnce(signal);
+        } while (this.#again && !signal.aborted);
+      } finally {
+        this.#running = undefined;
       }
-      running = (async () => {
-        try {
-          do {
-            again = false;
-            await scanOnce();
-          } while (again && !signal.aborted);
-        } finally {
-          running = undefined;
-        }
-      })();
-      return running;
-    }
+    })();
+    return this.#running;
+  }
 
-    function schedule(): void {
-      if (signal.aborted || timer !== undefined) return;
-      timer = setTimeout(() => {
-        timer = undefined;
-        void runScans();
-      }, debounceMs);
-    }
-
-    signal.addEventListener("abort", () => {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      if (current) closeQuietly(current);
-    }, { once: true });
-
-    async function watchLoop(): Promise<void> {
-      let first = true;
-      while (!signal.aborted) {
-        try {
-          current = watch([root]);
-        } catch (err) {
-          logger.error("Cannot watch manifests; retrying", {
-            path: root,
-            reason: errorMessage(err),
-          });
-          await sleep(systemClock, retryMs, signal);
-          continue;
+  /** Rereads the files, then delivers the difference. Never throws. */
+  async #scanOnce(signal: AbortSignal): Promise<void> {
+    const logger = this.#logger;
+    const root = this.#root;
+    try {
+      const rootInfo = await statOrUndefined(root);
+      if (!rootInfo) {
+        if (!this.#rootMissing) {
+          logger.warn("Manifest directory disappeared; keeping the last objects", { path: root });
         }
-        const watcher = current;
-        watchedIno = undefined;
-        if (!first) schedule(); // catch up with changes made while nothing watched
-        first = false;
-        try {
-          for await (const _event of watcher) schedule();
-        } catch (err) {
-          if (!signal.aborted) {
-            logger.error("Manifest watch failed", { path: root, reason: errorMessage(err) });
-          }
-        } finally {
-          closeQuietly(watcher);
-          if (current === watcher) current = undefined;
-        }
-        await sleep(systemClock, retryMs, signal);
-        while (!signal.aborted && !(await statOrUndefined(root).catch(() => undefined))) {
-          await sleep(systemClock, retryMs, signal);
-        }
+        this.#rootMissing = true;
+        // The watch loop waits for the directory to return.
+        if (this.#current) closeQuietly(this.#current);
+        return;
       }
+      if (this.#rootMissing) logger.info("Manifest directory is back", { path: root });
+      this.#rootMissing = false;
+      if (this.#watchedIno === undefined) this.#watchedIno = rootInfo.ino;
+      else if (this.#watchedIno !== rootInfo.ino && this.#current) {
+        logger.info("Manifest directory was replaced; watching the new one", { path: root });
+        closeQuietly(this.#current);
+      }
+      if (this.#directoryMode) await this.#readDirectory();
+      else await this.#readFile();
+      this.#deliver(signal);
+      logger.debug(5, "Rescanned manifests", { path: this.#path, files: this.#files.size });
+    } catch (err) {
+      logger.error("Cannot rescan manifests; keeping the last objects", {
+        path: this.#path,
+        reason: errorMessage(err),
+      });
     }
+  }
 
-    // The watch opens synchronously here, before the first read, so no change is missed.
-    loop = watchLoop();
-    await runScans();
-    if (signal.aborted) return;
-    for (const kind of OBJECT_KINDS) options.sink.onSynced(kind);
-    logger.info("Loaded manifests", { path, objects: delivered.size, files: files.size });
+  /** Reads the root directory's manifest files; files gone from it are forgotten. */
+  async #readDirectory(): Promise<void> {
+    const files = this.#files;
+    const present = new Set(await listManifestDirectory(this.#root));
+    for (const file of files.paths()) if (!present.has(file)) files.delete(file);
+    for (const file of [...present].sort()) {
+      if (!(await files.read(file))) files.delete(file);
+    }
+  }
+
+  /** Reads the one manifest file; a missing file keeps its last objects. */
+  async #readFile(): Promise<void> {
+    const path = this.#path;
+    const exists = await this.#files.read(path);
+    if (!exists && !this.#fileMissing) {
+      this.#logger.warn("Manifest file disappeared; keeping its last objects", { file: path });
+    }
+    if (exists && this.#fileMissing) this.#logger.info("Manifest file is back", { file: path });
+    this.#fileMissing = !exists;
   }
 
   /** Merges the files, reports new duplicates and sends the sink what changed. */
-  function deliver(signal: AbortSignal): void {
-    const merged = mergeManifestFiles(
-      [...files].map(([file, record]) => ({ path: file, objects: record.objects })),
-      options.nodeName,
-    );
+  #deliver(signal: AbortSignal): void {
+    const logger = this.#logger;
+    const merged = mergeManifestFiles(this.#files.objects(), this.#options.nodeName);
     const duplicates = new Set<string>();
     for (const dup of merged.duplicates) {
       const id = `${dup.key} ${dup.winner} ${dup.losers.join(",")}`;
       duplicates.add(id);
-      if (reportedDuplicates.has(id)) continue;
+      if (this.#reportedDuplicates.has(id)) continue;
       logger.warn("Object defined in several manifest files; the last file wins", {
         object: dup.key,
         file: dup.winner,
         ignored: dup.losers,
       });
     }
-    reportedDuplicates = duplicates;
+    this.#reportedDuplicates = duplicates;
     if (signal.aborted) return;
-    const events = diffManifestStates(delivered, merged.state);
-    delivered = merged.state;
+    const events = diffManifestStates(this.#delivered, merged.state);
+    this.#delivered = merged.state;
     for (const event of events) {
       logger.debug(4, "Manifest event", {
         type: event.type,
@@ -320,7 +295,7 @@ export function createManifestSource(options: ManifestSourceOptions): ManifestSo
         name: event.object.metadata?.name,
       });
       try {
-        options.sink.onEvent(event);
+        this.#options.sink.onEvent(event);
       } catch (err) {
         logger.error("Manifest event handler failed", { reason: errorMessage(err) });
       }
