@@ -5,13 +5,10 @@
  * and compiled rules; "cold" parses the restore text first, as the CLI parses `iptables-save`,
  * against the proxy's own save parser reading the same text. The text is rendered once, outside the timing. Pure: needs no root.
  */
-import {
-  iptablesRenderOptions,
-  parseIptablesSave,
-  renderFullRestore,
-} from "../lib/backends/iptables/mod.ts";
+import { iptablesRenderOptions, renderFullRestore } from "../lib/backends/iptables/mod.ts";
 import { defaultConfig } from "../lib/config/mod.ts";
-import { iptablesTracer, parseIptablesRules } from "../lib/trace/iptables/mod.ts";
+import { parseIptablesRules, parseIptablesSave } from "../lib/netfilter/mod.ts";
+import { iptablesTracer } from "../lib/trace/iptables/mod.ts";
 import { modelDecision, modelOptions } from "../lib/trace/mod.ts";
 import { familyPlan, generatePackets, generateState } from "../tests/support/trace_states.ts";
 

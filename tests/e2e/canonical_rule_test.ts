@@ -5,7 +5,7 @@
  * iptables flavours; fails loudly without them.
  */
 import assert from "node:assert/strict";
-import { canonicalRule } from "../../lib/backends/iptables/canonical_rule.ts";
+import { canonicalRule } from "../../lib/netfilter/mod.ts";
 import { denoCommandRunner } from "../../lib/exec/mod.ts";
 import type { IPFamily } from "../../lib/proxy/mod.ts";
 import { addNamespaces, deleteNamespaces, requireCommands } from "../../scripts/netns/mod.ts";

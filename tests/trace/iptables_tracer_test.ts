@@ -4,11 +4,8 @@
  */
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { defaultConfig, type ProxyConfig } from "../../lib/config/mod.ts";
-import {
-  iptablesTracer,
-  parseIptablesRules,
-  UnknownMatchError,
-} from "../../lib/trace/iptables/mod.ts";
+import { parseIptablesRules, UnknownMatchError } from "../../lib/netfilter/mod.ts";
+import { iptablesTracer } from "../../lib/trace/iptables/mod.ts";
 import type { TracePacket, TraceSource } from "../../lib/trace/decision.ts";
 import { ep, NODE_IP, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
 

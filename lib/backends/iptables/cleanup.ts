@@ -12,9 +12,13 @@ import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { IPTABLES_WAIT_ARGS, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { EXT_PREFIX, FW_PREFIX, SEP_PREFIX, SVC_PREFIX, SVL_PREFIX } from "./chain_names.ts";
-import { jumpMatches, type JumpRule } from "./jump_chains.ts";
-import { chainLine } from "./rule_buffer.ts";
-import { parseIptablesSave, ruleTarget } from "./save_parser.ts";
+import {
+  chainLine,
+  jumpMatches,
+  type JumpRule,
+  parseIptablesSave,
+  ruleTarget,
+} from "../../netfilter/mod.ts";
 
 /**
  * Chains kubelet makes, which no cleanup removes even where kube-proxy writes the same chain:

@@ -1,7 +1,6 @@
 /**
- * The rules in built-in chains that lead into ours. They cannot be written with a whole-chain
- * restore (that would replace other software's rules), so they are inserted one by one when
- * missing, as upstream's EnsureRule(Prepend) does.
+ * iptables mode's jumps from built-in chains into its chains (lib/netfilter inserts them one
+ * by one when missing).
  */
 import {
   KUBE_EXTERNAL_SERVICES,
@@ -12,18 +11,7 @@ import {
   KUBE_PROXY_FIREWALL,
   KUBE_SERVICES,
 } from "./chain_names.ts";
-import { joinRule, quoted } from "./rule_buffer.ts";
-import { ruleComment, ruleTarget, type SavedTable } from "./save_parser.ts";
-
-/** One jump from a built-in chain into one of our chains. */
-export interface JumpRule {
-  readonly table: "filter" | "nat";
-  readonly srcChain: string;
-  readonly dstChain: string;
-  /** "" for kubelet's own jumps, which carry no comment. */
-  readonly comment: string;
-  readonly extraArgs: readonly string[];
-}
+import { hasJump, type JumpRule, type SavedTable } from "../../netfilter/mod.ts";
 
 const NEW = ["-m", "conntrack", "--ctstate", "NEW"] as const;
 
@@ -65,28 +53,6 @@ function j(
   extraArgs: readonly string[],
 ): JumpRule {
   return { table, srcChain, dstChain, comment, extraArgs };
-}
-
-/** The `-I` restore line that prepends a jump (position 1, like `iptables -I`). */
-export function jumpInsertLine(rule: JumpRule): string {
-  const comment = rule.comment === "" ? [] : ["-m", "comment", "--comment", quoted(rule.comment)];
-  return joinRule(["-I", rule.srcChain, rule.extraArgs, comment, "-j", rule.dstChain]);
-}
-
-/** True when the saved rule `saved`, which jumps to `target`, is the jump `rule`. */
-export function jumpMatches(
-  saved: { readonly chain: string; readonly spec: string },
-  target: string | null,
-  rule: JumpRule,
-): boolean {
-  return saved.chain === rule.srcChain && target === rule.dstChain &&
-    (rule.comment === "" || ruleComment(saved.spec) === rule.comment);
-}
-
-/** True when `table` (from iptables-save) already holds this jump. */
-export function hasJump(table: SavedTable | undefined, rule: JumpRule): boolean {
-  if (table === undefined) return false;
-  return table.rules.some((r) => jumpMatches(r, ruleTarget(r.spec), rule));
 }
 
 /** The jumps of `tableName` that `table` lacks (all of them when the table is unknown). */

@@ -1,14 +1,13 @@
 /**
  * What one table holds, chain by chain, as digests of the rules iptables prints (iptables-save
  * or `iptables -S` text, fed a line at a time while it streams). At a restart the first sync
- * compares them with the canonical form of what it renders (see canonical_rule.ts) and leaves
- * alone every chain the kernel already holds as rendered: with iptables-nft rewriting a chain
- * costs far more than reading it.
+ * compares them with the canonical form of what it renders (lib/netfilter's canonicalRule) and
+ * leaves alone every chain the kernel already holds as rendered: with iptables-nft rewriting a
+ * chain costs far more than reading it.
  */
 import type { IPFamily } from "../../proxy/mod.ts";
-import { canonicalRule } from "./canonical_rule.ts";
 import { KUBE_SERVICES } from "./chain_names.ts";
-import { chainHeader, ruleChain } from "./save_parser.ts";
+import { canonicalRule, chainHeader, ruleChain } from "../../netfilter/mod.ts";
 import { linesByChain, linesDigest } from "./top_level_chains.ts";
 
 /**

@@ -14,6 +14,5 @@ export * from "./render_service.ts";
 export * from "./render_service_chains.ts";
 export * from "./restore_payload.ts";
 export * from "./rule_buffer.ts";
-export * from "./save_parser.ts";
 export * from "./top_level_chains.ts";
 export * from "./mode.ts";

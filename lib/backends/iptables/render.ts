@@ -19,7 +19,14 @@ import {
   type ResolvedRenderConfig,
   resolveRenderConfig,
 } from "./render_options.ts";
-import { type OwnedLine, quoted, RuleBuffers, type RulePart } from "./rule_buffer.ts";
+import {
+  kubeForwardAcceptRules,
+  kubeMarkMasqRule,
+  kubePostroutingRules,
+  quoted,
+  type RulePart,
+} from "../../netfilter/mod.ts";
+import { type OwnedLine, RuleBuffers } from "./rule_buffer.ts";
 import { renderServicePort } from "./render_service.ts";
 import { CT_STATE_INVALID_DROPPED_COUNTER } from "./nfacct.ts";
 import { ChainNameCache } from "./chain_name_cache.ts";
@@ -78,33 +85,8 @@ function writeTopLevel(b: RuleBuffers, config: ResolvedRenderConfig): void {
     b.natChain(null, chain);
   }
   const mark = config.masqueradeMark;
-  b.nat(
-    null,
-    "-A",
-    KUBE_POSTROUTING,
-    "-m",
-    "mark",
-    "!",
-    "--mark",
-    `${mark}/${mark}`,
-    "-j",
-    "RETURN",
-  );
-  // Clear the mark so a packet that re-traverses the stack is not masqueraded twice.
-  b.nat(null, "-A", KUBE_POSTROUTING, "-j", "MARK", "--xor-mark", mark);
-  b.nat(
-    null,
-    "-A",
-    KUBE_POSTROUTING,
-    "-m",
-    "comment",
-    "--comment",
-    quoted("kubernetes service traffic requiring SNAT"),
-    "-j",
-    "MASQUERADE",
-    config.randomFully ? ["--random-fully"] : [],
-  );
-  b.nat(null, "-A", KUBE_MARK_MASQ, "-j", "MARK", "--or-mark", mark);
+  for (const rule of kubePostroutingRules(mark, config.randomFully)) b.nat(null, ...rule);
+  b.nat(null, ...kubeMarkMasqRule(mark));
 
   if (config.localhostNodePorts) {
     // route_localnet opens a hole (kubernetes/kubernetes#90259) that this copy of kubelet's
@@ -170,35 +152,7 @@ function writeTail(b: RuleBuffers, config: ResolvedRenderConfig): void {
       : [];
     b.filter("-A", KUBE_FORWARD, "-m", "conntrack", "--ctstate", "INVALID", counted, "-j", "DROP");
   }
-  const mark = config.masqueradeMark;
-  b.filter(
-    "-A",
-    KUBE_FORWARD,
-    "-m",
-    "comment",
-    "--comment",
-    quoted("kubernetes forwarding rules"),
-    "-m",
-    "mark",
-    "--mark",
-    `${mark}/${mark}`,
-    "-j",
-    "ACCEPT",
-  );
-  b.filter(
-    "-A",
-    KUBE_FORWARD,
-    "-m",
-    "comment",
-    "--comment",
-    quoted("kubernetes forwarding conntrack rule"),
-    "-m",
-    "conntrack",
-    "--ctstate",
-    "RELATED,ESTABLISHED",
-    "-j",
-    "ACCEPT",
-  );
+  for (const rule of kubeForwardAcceptRules(config.masqueradeMark)) b.filter(...rule);
 }
 
 /** Which service ports of a render get their own chains written (a partial sync's choice). */

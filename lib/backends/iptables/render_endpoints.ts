@@ -5,7 +5,8 @@
 import type { Endpoint, ServicePort } from "../../proxy/mod.ts";
 import type { ChainNameCache } from "./chain_name_cache.ts";
 import { KUBE_MARK_MASQ } from "./chain_names.ts";
-import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
+import { quoted, type RulePart } from "../../netfilter/mod.ts";
+import type { RuleBuffers } from "./rule_buffer.ts";
 
 /** What the endpoint writers need to know about the service port. */
 export interface EndpointRenderContext {

@@ -25,7 +25,8 @@ import {
   type ServicePortPlan,
   writeServicePortChains,
 } from "./render_service_chains.ts";
-import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
+import { quoted, type RulePart } from "../../netfilter/mod.ts";
+import type { RuleBuffers } from "./rule_buffer.ts";
 
 /** Per-render context shared by every service port. */
 export interface ServiceRenderContext extends ServiceChainsContext {

@@ -13,7 +13,8 @@ import {
   writeServiceToEndpointRules,
 } from "./render_endpoints.ts";
 import type { ResolvedRenderConfig } from "./render_options.ts";
-import { quoted, type RuleBuffers, type RulePart } from "./rule_buffer.ts";
+import { quoted, type RulePart } from "../../netfilter/mod.ts";
+import type { RuleBuffers } from "./rule_buffer.ts";
 
 /** What renderServicePort decided about one service port; both halves of its rules follow it. */
 export interface ServicePortPlan {

@@ -7,11 +7,12 @@
 import { linesText } from "../common/mod.ts";
 import type { ProxyState } from "../../proxy/mod.ts";
 import { KUBE_FIREWALL, KUBE_PROXY_CANARY } from "./chain_names.ts";
-import { jumpInsertLine, type JumpRule, missingJumps } from "./jump_chains.ts";
+import { chainLine, jumpInsertLine, type JumpRule } from "../../netfilter/mod.ts";
+import { missingJumps } from "./jump_chains.ts";
 import { renderIptables } from "./render.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
 import type { IptablesRenderSummary, IptablesRuleSet } from "./render.ts";
-import { chainLine, type OwnedLine } from "./rule_buffer.ts";
+import type { OwnedLine } from "./rule_buffer.ts";
 
 /** What a restore writes besides the rendered rules that is known before any table is read. */
 export interface RestoreBody {

@@ -2,34 +2,12 @@
  * Line buffers for iptables-restore input. Each nat line carries its owner (a service port
  * key, or null for top-level chains) so a partial sync can leave out unchanged services.
  */
-
-/** One argument or a group of arguments; groups are flattened when the line is written. */
-export type RulePart = string | readonly string[];
+import { chainLine, joinRule, type RulePart } from "../../netfilter/mod.ts";
 
 /** One line of restore input and the service port that owns it (null: top-level). */
 export interface OwnedLine {
   readonly owner: string | null;
   readonly text: string;
-}
-
-/** Joins arguments into one restore line, as upstream's LineBuffer.Write does. */
-export function joinRule(parts: readonly RulePart[]): string {
-  const words: string[] = [];
-  for (const p of parts) {
-    if (typeof p === "string") words.push(p);
-    else words.push(...p);
-  }
-  return words.join(" ");
-}
-
-/** A `:CHAIN - [0:0]` declaration; in --noflush mode it also flushes an existing chain. */
-export function chainLine(chain: string): string {
-  return `:${chain} - [0:0]`;
-}
-
-/** Wraps a comment in double quotes the way upstream pre-quotes multi-word comments. */
-export function quoted(text: string): string {
-  return `"${text}"`;
 }
 
 /** Collects the lines of one render: filter (all top-level) and nat (owned). */

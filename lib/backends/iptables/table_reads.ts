@@ -9,7 +9,7 @@ import { IPTABLES_WAIT_ARGS, type IptablesBinaries, type IptablesFlavour } from 
 import { missingJumps } from "./jump_chains.ts";
 import { collectKernelChains, type KernelChains } from "./kernel_chains.ts";
 import type { RestoreTail } from "./restore_payload.ts";
-import { afterBuiltinRules, scanSavedTable } from "./save_parser.ts";
+import { afterBuiltinRules, scanSavedTable } from "../../netfilter/mod.ts";
 
 /** One table as read: iptables-save text, or the `-S` listing of `listedTable`. */
 interface TableText {

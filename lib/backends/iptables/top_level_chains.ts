@@ -5,7 +5,7 @@
  * endpoint restore at 10,000 services (10,000 rules parsed for nothing).
  */
 import { nameHash } from "../common/mod.ts";
-import { chainHeader, ruleChain } from "./save_parser.ts";
+import { chainHeader, ruleChain } from "../../netfilter/mod.ts";
 
 /** Characters of base32 SHA-256 kept per digest (160 bits). */
 const DIGEST_LENGTH = 32;

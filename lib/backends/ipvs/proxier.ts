@@ -21,12 +21,8 @@ import type { CIDR } from "../../net/mod.ts";
 import type { SkippedServicePort } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
-import {
-  iptablesBinaries,
-  type IptablesFlavour,
-  parseIptablesSave,
-  RESTORE_ARGS,
-} from "../iptables/mod.ts";
+import { parseIptablesSave } from "../../netfilter/mod.ts";
+import { iptablesBinaries, type IptablesFlavour, RESTORE_ARGS } from "../iptables/mod.ts";
 import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./address_diff.ts";
 import { KUBE_IPVS_DEVICE } from "./cleanup.ts";
 import { type IpvsDelta, IpvsDesiredIndex } from "./desired_index.ts";

@@ -10,10 +10,13 @@ import {
   joinRule,
   jumpInsertLine,
   type JumpRule,
+  kubeForwardAcceptRules,
+  kubeMarkMasqRule,
+  kubePostroutingRules,
   quoted,
   type RulePart,
   type SavedTable,
-} from "../iptables/mod.ts";
+} from "../../netfilter/mod.ts";
 import type { IpvsDesiredState } from "./desired_state.ts";
 import { IPSET, ipsetName, ipsetSpec } from "./ipset_specs.ts";
 
@@ -219,38 +222,7 @@ export function renderIpvsIptablesRules(desired: IpvsRuleInputs): IpvsIptablesRu
       nat.push(joinRule(["-A", "KUBE-SERVICES", matchSet(set, "dst,dst"), "-j", "ACCEPT"]));
     }
   }
-  filter.push(
-    joinRule([
-      "-A",
-      "KUBE-FORWARD",
-      "-m",
-      "comment",
-      "--comment",
-      quoted("kubernetes forwarding rules"),
-      "-m",
-      "mark",
-      "--mark",
-      `${mark}/${mark}`,
-      "-j",
-      "ACCEPT",
-    ]),
-  );
-  filter.push(
-    joinRule([
-      "-A",
-      "KUBE-FORWARD",
-      "-m",
-      "comment",
-      "--comment",
-      quoted("kubernetes forwarding conntrack rule"),
-      "-m",
-      "conntrack",
-      "--ctstate",
-      "RELATED,ESTABLISHED",
-      "-j",
-      "ACCEPT",
-    ]),
-  );
+  filter.push(...kubeForwardAcceptRules(mark).map(joinRule));
   filter.push(
     joinRule([
       "-A",
@@ -288,22 +260,8 @@ export function renderIpvsIptablesRules(desired: IpvsRuleInputs): IpvsIptablesRu
       "REJECT",
     ]),
   );
-  nat.push(`-A KUBE-POSTROUTING -m mark ! --mark ${mark}/${mark} -j RETURN`);
-  nat.push(`-A KUBE-POSTROUTING -j MARK --xor-mark ${mark}`);
-  nat.push(
-    joinRule([
-      "-A",
-      "KUBE-POSTROUTING",
-      "-m",
-      "comment",
-      "--comment",
-      quoted("kubernetes service traffic requiring SNAT"),
-      "-j",
-      "MASQUERADE",
-      config.randomFully ? ["--random-fully"] : [],
-    ]),
-  );
-  nat.push(`-A KUBE-MARK-MASQ -j MARK --or-mark ${mark}`);
+  nat.push(...kubePostroutingRules(mark, config.randomFully).map(joinRule));
+  nat.push(joinRule(kubeMarkMasqRule(mark)));
   return { natRules: nat, filterRules: filter };
 }
 

@@ -14,8 +14,16 @@ import { type CommandRunner, runChecked } from "../../exec/mod.ts";
 import { joinHostPort } from "../../net/mod.ts";
 import type { TraceDecision, TraceDropReason, TracePacket, TraceResult } from "../decision.ts";
 import type { ModeTracer, TraceNode } from "../tracer.ts";
-import { commentServicePort, type IptablesRules, parseIptablesRules } from "./rules.ts";
-import { walkChain, type WalkContext, type WalkState } from "./walk.ts";
+import {
+  IPTABLES_MODE_MODULES,
+  type IptablesRules,
+  newConnection,
+  parseIptablesRules,
+  walkChain,
+  type WalkContext,
+  walkStart,
+  type WalkState,
+} from "../../netfilter/mod.ts";
 
 /** One way the packet ends: refused by a filter rule, or delivered (maybe DNATed). */
 interface Outcome {
@@ -25,24 +33,16 @@ interface Outcome {
 }
 
 function start(packet: TracePacket): WalkState {
-  return {
-    weight: 1,
-    packet: {
-      src: packet.from,
-      dst: packet.to,
-      dport: packet.port,
-      proto: packet.protocol,
-      mark: 0,
-      dnated: false,
-    },
-    path: [],
-    verdict: null,
-    verdictRule: null,
-    verdictChain: "",
-    markBeforeDnatChain: 0,
-    affinitySeconds: 0,
-    servicePortComment: "",
-  };
+  return walkStart(
+    newConnection({ src: packet.from, dst: packet.to, dport: packet.port, proto: packet.protocol }),
+  );
+}
+
+/** `ns/name:port` from a rule comment such as `"ns/svc:http cluster IP"`, or "". */
+export function commentServicePort(comment: string | null): string {
+  if (comment === null) return "";
+  const first = comment.replace(/^"|"$/g, "").split(" ")[0] ?? "";
+  return first.includes("/") ? first : "";
 }
 
 function refusalReason(s: WalkState): TraceDropReason {
@@ -61,7 +61,7 @@ function refusalReason(s: WalkState): TraceDropReason {
   throw new Error(`Packet dropped by rule "${rule.text}", which trace cannot explain`);
 }
 
-/** Follows the packet; throws UnknownMatchError on a rule it cannot evaluate. */
+/** Follows the packet; throws lib/netfilter's UnknownMatchError on a rule it cannot evaluate. */
 export function traceIptables(
   rules: IptablesRules,
   packet: TracePacket,
@@ -69,11 +69,13 @@ export function traceIptables(
 ): TraceResult {
   const localAddresses = new Set(node.localAddresses);
   const fromNode = packet.source === "node";
+  const isLocal = (ip: string) => localAddresses.has(ip);
   const ctx = (table: string, hook: string): WalkContext => ({
     rules,
     table,
-    localAddresses,
-    fromPodInterface: packet.source === "pod" && hook !== "OUTPUT",
+    isLocal,
+    fromPod: packet.source === "pod" && hook !== "OUTPUT",
+    modules: IPTABLES_MODE_MODULES,
   });
   const natHook = fromNode ? "OUTPUT" : "PREROUTING";
   const outcomes: Outcome[] = [];

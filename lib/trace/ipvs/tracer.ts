@@ -15,24 +15,28 @@ import {
   virtualServerKey,
 } from "../../backends/ipvs/mod.ts";
 import { joinHostPort } from "../../net/mod.ts";
+import {
+  type IptablesRules,
+  IPVS_MODE_MODULES,
+  newConnection,
+  parseIptablesRules,
+  walkChain,
+  type WalkContext,
+  type WalkPacket,
+  walkStart,
+  type WalkState,
+} from "../../netfilter/mod.ts";
 import type { Protocol } from "../../proxy/mod.ts";
 import type { TraceDecision, TracePacket, TraceResult } from "../decision.ts";
 import type { ModeTracer, TraceNode } from "../tracer.ts";
-import {
-  type IptablesContext,
-  type IptablesOutcome,
-  type IptablesPacket,
-  type IptablesTables,
-  parseIptablesTables,
-  walkIptables,
-} from "./iptables_walk.ts";
 import { canonicalAddress } from "./canonical.ts";
+import { ipsetMatches } from "./ipset_match.ts";
 import { type IpvsRules, ipvsServiceNames, readIpvsRules, renderedIpvsRules } from "./rules.ts";
 
 interface ParsedIpvs {
   readonly table: IpvsTable;
   readonly sets: ReadonlyMap<string, KernelIpset>;
-  readonly tables: IptablesTables;
+  readonly tables: IptablesRules;
   /** The kube-ipvs0 addresses, canonical. */
   readonly bound: ReadonlySet<string>;
 }
@@ -48,7 +52,7 @@ function parsed(rules: IpvsRules): ParsedIpvs {
     p = {
       table: parseIpvsadmSave(rules.ipvsadm).table,
       sets: parseIpsetSave(rules.ipsets),
-      tables: parseIptablesTables(rules.iptables),
+      tables: parseIptablesRules(rules.iptables, rules.family),
       bound: new Set(rules.addresses.map(canon)),
     };
     parsedCache.set(rules, p);
@@ -64,21 +68,29 @@ export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode
     const c = canon(ip);
     return r.bound.has(c) || nodeLocal.has(c);
   };
-  const ctx = (table: "nat" | "filter"): IptablesContext => ({
-    tables: r.tables,
+  const inSet = (name: string, flags: string, q: WalkPacket) => {
+    const set = r.sets.get(name);
+    if (set === undefined) {
+      throw new RangeError(
+        `Cannot trace through "-m set --match-set ${name} ${flags}": ipset "${name}" is not in ipset save`,
+      );
+    }
+    return ipsetMatches(set, name, flags, q);
+  };
+  const ctx = (table: "nat" | "filter"): WalkContext => ({
+    rules: r.tables,
     table,
-    sets: r.sets,
     isLocal,
     fromPod: packet.source === "pod",
+    modules: IPVS_MODE_MODULES,
+    inSet,
   });
-  const p: IptablesPacket = {
+  let p = newConnection({
     src: packet.from,
     dst: packet.to,
     dport: packet.port,
     proto: packet.protocol,
-    mark: 0,
-    vs: null,
-  };
+  });
   const path: string[] = [];
   const vsKey = virtualServerKey({
     address: canon(packet.to),
@@ -86,35 +98,44 @@ export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode
     protocol: packet.protocol.toUpperCase() as Protocol,
   });
   const serviceName = rules.serviceNames.get(vsKey) ?? "";
-  const refused = (o: IptablesOutcome): TraceResult | null => {
+  const refused = (o: WalkState): TraceResult | null => {
     if (o.verdict !== "DROP" && o.verdict !== "REJECT") return null;
     let decision: TraceDecision;
-    if (o.chain === "KUBE-IPVS-FILTER") {
+    const chain = o.verdictChain;
+    if (chain === "KUBE-IPVS-FILTER") {
       decision = { kind: "reject", servicePort: "", reason: "unused-port" };
-    } else if (o.chain === "KUBE-SOURCE-RANGES-FIREWALL" || o.chain === "KUBE-IPVS-OUT-FILTER") {
+    } else if (chain === "KUBE-SOURCE-RANGES-FIREWALL" || chain === "KUBE-IPVS-OUT-FILTER") {
       decision = { kind: "drop", servicePort: serviceName, reason: "source-range" };
     } else {
       throw new RangeError(
-        `A ${o.verdict} in chain ${o.chain} that no service explains (path: ${path.join(" > ")})`,
+        `A ${o.verdict} in chain ${chain} that no service explains (path: ${path.join(" > ")})`,
       );
     }
     return { decision, path };
   };
-  const walk = (table: "nat" | "filter", chain: string, q: IptablesPacket) => {
-    const before = path.length;
-    const o = walkIptables(ctx(table), chain, q, path);
-    // The built-in chain is named once, before the chains it led into.
-    path.splice(before, 0, `${table}:${chain}`);
+  /** One walk of a built-in chain; the chains entered are added to `into`, table-qualified. */
+  const walkOnce = (table: "nat" | "filter", chain: string, q: WalkPacket, into: string[]) => {
+    const ways = walkChain(ctx(table), chain, walkStart(q));
+    // IPVS mode writes no weighted rules, so a packet leaves each hook one way.
+    if (ways.length !== 1) {
+      throw new RangeError(`Cannot trace: ${table} ${chain} split the packet ${ways.length} ways`);
+    }
+    const o = ways[0]!;
+    into.push(`${table}:${chain}`, ...o.path.map((c) => c.includes(":") ? c : `nat:${c}`));
     return o;
   };
+  const walk = (table: "nat" | "filter", chain: string, q: WalkPacket) =>
+    walkOnce(table, chain, q, path);
 
   const fromNode = packet.source === "node";
-  walk("nat", fromNode ? "OUTPUT" : "PREROUTING", p);
+  p = walk("nat", fromNode ? "OUTPUT" : "PREROUTING", p).packet;
   const vs = r.table.get(vsKey);
   const toLocal = isLocal(packet.to);
   if (!fromNode && toLocal) {
-    const stop = refused(walk("filter", "INPUT", p));
+    const input = walk("filter", "INPUT", p);
+    const stop = refused(input);
     if (stop !== null) return stop;
+    p = input.packet;
   }
   if (vs === undefined || (!fromNode && !toLocal)) {
     // No virtual server: the packet goes on as it is.
@@ -145,7 +166,7 @@ export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode
   }
   const vsRef = { address: vs.vs.address, port: vs.vs.port, proto: packet.protocol as string };
   for (const rs of reals) {
-    const q: IptablesPacket = {
+    let q: WalkPacket = {
       ...p,
       dst: rs.address,
       dport: rs.port,
@@ -153,10 +174,12 @@ export function traceIpvs(rules: IpvsRules, packet: TracePacket, node: TraceNode
       vs: vsRef,
     };
     if (fromNode) {
-      const stop = refused(walk("filter", "OUTPUT", q));
+      const output = walk("filter", "OUTPUT", q);
+      const stop = refused(output);
       if (stop !== null) return stop;
+      q = output.packet;
     }
-    const post = walkIptables(ctx("nat"), "POSTROUTING", q, []);
+    const post = walkOnce("nat", "POSTROUTING", q, []);
     // Hairpin SNAT (KUBE-LOOP-BACK) is implied by the endpoint, not counted as masquerade.
     if (
       post.verdict === "MASQUERADE" &&

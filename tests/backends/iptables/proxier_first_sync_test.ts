@@ -1,6 +1,6 @@
 /** The proxier's first sync: its start-up reads, and what it leaves in place at a restart. */
 import assert from "node:assert/strict";
-import { canonicalRule } from "../../../lib/backends/iptables/canonical_rule.ts";
+import { canonicalRule } from "../../../lib/netfilter/mod.ts";
 import { createFakeIptables, type FakeIptables } from "../../support/fake_iptables.ts";
 import { fakeWithStaleChains, SEP1, setup, SVC1, twoEndpoints } from "./proxier_fixtures.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";

@@ -4,8 +4,8 @@ import {
   changedChainLines,
   createIptablesProxier,
   linesByChain,
-  parseIptablesSave,
 } from "../../../lib/backends/iptables/mod.ts";
+import { parseIptablesSave } from "../../../lib/netfilter/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, key, sps, state, svc } from "./state_fixtures.ts";

@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  computeCleanupPayload,
-  IPTABLES_JUMP_CHAINS,
-  jumpInsertLine,
-} from "../../../lib/backends/iptables/mod.ts";
+import { computeCleanupPayload, IPTABLES_JUMP_CHAINS } from "../../../lib/backends/iptables/mod.ts";
+import { jumpInsertLine } from "../../../lib/netfilter/mod.ts";
 import {
   IPVS_MODE_KEPT_IPTABLES,
   KUBE_IPVS_DEVICE,

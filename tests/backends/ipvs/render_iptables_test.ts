@@ -7,7 +7,7 @@ import {
   renderIpvsPayloads,
   renderIpvsText,
 } from "../../../lib/backends/ipvs/mod.ts";
-import { parseIptablesSave } from "../../../lib/backends/iptables/mod.ts";
+import { parseIptablesSave } from "../../../lib/netfilter/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, port, state, svc } from "./fixtures.ts";
 

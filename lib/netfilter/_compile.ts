@@ -1,10 +1,11 @@
 /**
- * Turns one iptables rule into matches and a target the tracer can evaluate. Only the matches
- * kube-proxy's renderers write are understood; anything else is an error naming it, never a
- * guess.
+ * Turns one iptables rule into matches and a target a walk can evaluate. Only the matches
+ * the iptables and IPVS modes write are understood; anything else is an error naming it,
+ * never a guess. Pure.
  */
-import { type CIDR, parseCIDR } from "../../net/mod.ts";
-import { type IptablesRule, ruleWords } from "./rules.ts";
+import { type CIDR, parseCIDR } from "../net/mod.ts";
+import type { IptablesRule } from "./_rule_set.ts";
+import { ruleWords, unquoteWord } from "./_tokenize.ts";
 
 /** A rule uses something the tracer does not evaluate. */
 export class UnknownMatchError extends Error {
@@ -25,7 +26,15 @@ export type Match =
   | { readonly k: "recent-check"; readonly seconds: number }
   | { readonly k: "mark"; readonly value: number; readonly mask: number; readonly neg: boolean }
   | { readonly k: "ctstate"; readonly states: readonly string[]; readonly neg: boolean }
-  | { readonly k: "in-iface"; readonly name: string; readonly neg: boolean };
+  | { readonly k: "in-iface"; readonly name: string; readonly neg: boolean }
+  /** `--physdev-is-in`: the packet came in through a bridge port. */
+  | { readonly k: "physdev-in"; readonly neg: boolean }
+  /** `-m set --match-set NAME FLAGS`. */
+  | { readonly k: "set"; readonly name: string; readonly flags: string; readonly neg: boolean }
+  /** `-m ipvs --vaddr/--vproto/--vport`: the virtual server IPVS chose. */
+  | { readonly k: "vaddr"; readonly cidr: CIDR; readonly neg: boolean }
+  | { readonly k: "vproto"; readonly proto: string; readonly neg: boolean }
+  | { readonly k: "vport"; readonly port: number; readonly neg: boolean };
 
 /** A rule's action. `kind` "none" is a rule without target (it only counts packets). */
 export interface Target {
@@ -45,10 +54,13 @@ export interface CompiledRule {
   readonly target: Target | null;
   /** The `--comment` text without quotes, or null. */
   readonly comment: string | null;
+  /** The `-m` modules the rule loads. */
+  readonly modules: readonly string[];
   readonly text: string;
 }
 
-const MODULES = new Set([
+/** The match modules iptables mode writes (`nfacct` only counts: it matches every packet). */
+export const IPTABLES_MODE_MODULES: ReadonlySet<string> = new Set([
   "tcp",
   "udp",
   "sctp",
@@ -58,13 +70,19 @@ const MODULES = new Set([
   "recent",
   "mark",
   "conntrack",
-  // Accounting only (upstream's packet counters): it matches every packet.
   "nfacct",
 ]);
 
-function unquote(w: string): string {
-  return w.length >= 2 && w.startsWith('"') && w.endsWith('"') ? w.slice(1, -1) : w;
-}
+/** The match modules IPVS mode writes besides the ones iptables mode writes too. */
+const IPVS_ONLY_MODULES = ["set", "physdev", "ipvs"];
+
+/** The match modules IPVS mode writes. */
+export const IPVS_MODE_MODULES: ReadonlySet<string> = new Set([
+  ...["tcp", "udp", "sctp", "comment", "addrtype", "mark", "conntrack"],
+  ...IPVS_ONLY_MODULES,
+]);
+
+const MODULES = new Set([...IPTABLES_MODE_MODULES, ...IPVS_ONLY_MODULES]);
 
 function parseNumber(w: string | undefined, rule: string, what: string): number {
   const n = w === undefined ? NaN : Number(w);
@@ -124,6 +142,7 @@ export function compileRule(rule: IptablesRule): CompiledRule {
   const words = ruleWords(rule.spec);
   const text = `-A ${rule.chain} ${rule.spec}`;
   const matches: Match[] = [];
+  const modules: string[] = [];
   let comment: string | null = null;
   let target: Target | null = null;
   let neg = false;
@@ -159,6 +178,7 @@ export function compileRule(rule: IptablesRule): CompiledRule {
       case "-m":
       case "--match":
         if (!MODULES.has(v ?? "")) throw new UnknownMatchError(`match "-m ${v ?? ""}"`, text);
+        modules.push(v!);
         i++;
         break;
       case "--dport":
@@ -167,7 +187,7 @@ export function compileRule(rule: IptablesRule): CompiledRule {
         i++;
         break;
       case "--comment":
-        comment = unquote(v ?? "");
+        comment = unquoteWord(v ?? "");
         i++;
         break;
       case "--dst-type":
@@ -213,6 +233,25 @@ export function compileRule(rule: IptablesRule): CompiledRule {
         matches.push({ k: "ctstate", states: (v ?? "").split(","), neg });
         i++;
         break;
+      case "--physdev-is-in":
+        matches.push({ k: "physdev-in", neg });
+        break;
+      case "--match-set":
+        matches.push({ k: "set", name: v ?? "", flags: words[i + 2] ?? "", neg });
+        i += 2;
+        break;
+      case "--vaddr":
+        matches.push({ k: "vaddr", cidr: addressMatch(v, text), neg });
+        i++;
+        break;
+      case "--vproto":
+        matches.push({ k: "vproto", proto: (v ?? "").toLowerCase(), neg });
+        i++;
+        break;
+      case "--vport":
+        matches.push({ k: "vport", port: parseNumber(v, text, w), neg });
+        i++;
+        break;
       case "-j":
       case "--jump":
       case "-g":
@@ -225,5 +264,5 @@ export function compileRule(rule: IptablesRule): CompiledRule {
     }
     neg = false;
   }
-  return { matches, target, comment, text };
+  return { matches, target, comment, modules, text };
 }

@@ -1,12 +1,23 @@
 /**
- * Walks one packet through one iptables chain and what it jumps to. `-m statistic` splits the
- * walk into weighted branches (each endpoint's share), so a walk returns every way the packet
- * can leave the chain. New connections only: `-m recent --rcheck` never matches (it names the
- * affinity timeout instead), conntrack state is NEW. Pure.
+ * Walks one packet through one iptables chain and what it jumps to, for the iptables-mode and
+ * IPVS-mode tracers alike. `-m statistic` splits the walk into weighted branches (each
+ * endpoint's share), so a walk returns every way the packet can leave the chain. New
+ * connections only: `-m recent --rcheck` never matches (it names the affinity timeout
+ * instead), conntrack state is NEW. In built-in chains only the jumps into `KUBE-` chains are
+ * followed (other software's rules are not ours). Pure.
  */
-import { type CIDR, parseIPv4, parseIPv6 } from "../../net/mod.ts";
-import { type CompiledRule, compileRule, type Match } from "./compile.ts";
-import { BUILTIN_CHAINS, chainRules, type IptablesRule, type IptablesRules } from "./rules.ts";
+import { cidrContains } from "../net/mod.ts";
+import { type CompiledRule, compileRule, type Match, UnknownMatchError } from "./_compile.ts";
+export { IPTABLES_MODE_MODULES, IPVS_MODE_MODULES } from "./_compile.ts";
+import { BUILTIN_CHAINS, chainRules, type IptablesRule, type IptablesRules } from "./_rule_set.ts";
+
+/** A virtual server as `-m ipvs` sees it. */
+export interface WalkVirtualServer {
+  readonly address: string;
+  readonly port: number;
+  /** Lower case. */
+  readonly proto: string;
+}
 
 /** The packet as the rules see it at one point of its way. */
 export interface WalkPacket {
@@ -18,6 +29,8 @@ export interface WalkPacket {
   readonly mark: number;
   /** The nat table rewrote the destination. */
   readonly dnated: boolean;
+  /** The virtual server IPVS chose for it (`-m ipvs --vaddr …`), or null. */
+  readonly vs: WalkVirtualServer | null;
 }
 
 /** One way out of a walk, with its share of the packets that entered. */
@@ -44,78 +57,89 @@ export interface WalkState {
 export interface WalkContext {
   readonly rules: IptablesRules;
   readonly table: string;
-  /** Addresses local to the node (for `-m addrtype ... LOCAL`). */
-  readonly localAddresses: ReadonlySet<string>;
-  /** The packet arrived through a pod interface (for `-i`); false in OUTPUT. */
-  readonly fromPodInterface: boolean;
+  /** Whether an address is local to the node (for `-m addrtype ... LOCAL`). */
+  readonly isLocal: (ip: string) => boolean;
+  /**
+   * The packet came from a local pod: through a pod interface (`-i`) or a bridge port
+   * (`-m physdev --physdev-is-in`). False in OUTPUT.
+   */
+  readonly fromPod: boolean;
+  /** The `-m` modules the mode writes; a rule loading another is refused by name. */
+  readonly modules: ReadonlySet<string>;
+  /** Whether the packet is in ipset `name` under `flags` (`dst,dst`); absent: no sets. */
+  readonly inSet?: (name: string, flags: string, packet: WalkPacket) => boolean;
+}
+
+/** A new connection's packet as it enters the first hook: no mark, not rewritten. */
+export function newConnection(
+  p: Pick<WalkPacket, "src" | "dst" | "dport" | "proto">,
+): WalkPacket {
+  return {
+    src: p.src,
+    dst: p.dst,
+    dport: p.dport,
+    proto: p.proto,
+    mark: 0,
+    dnated: false,
+    vs: null,
+  };
+}
+
+/** A walk's starting point: the whole of a new connection, nothing entered or decided yet. */
+export function walkStart(packet: WalkPacket): WalkState {
+  return {
+    weight: 1,
+    packet,
+    path: [],
+    verdict: null,
+    verdictRule: null,
+    verdictChain: "",
+    markBeforeDnatChain: 0,
+    affinitySeconds: 0,
+    servicePortComment: "",
+  };
 }
 
 const compiled = new WeakMap<IptablesRule, CompiledRule>();
 const MIN_WEIGHT = 1e-12;
 const MAX_DEPTH = 64;
 
-function compile(rule: IptablesRule): CompiledRule {
+function compile(rule: IptablesRule, modules: ReadonlySet<string>): CompiledRule {
   let c = compiled.get(rule);
   if (c === undefined) {
     c = compileRule(rule);
     compiled.set(rule, c);
   }
-  return c;
-}
-
-const ipBytes = new Map<string, Uint8Array | null>();
-
-/** The bytes of an address, memoized: one packet meets thousands of `-d` matches. */
-function bytesOf(ip: string): Uint8Array | null {
-  let b = ipBytes.get(ip);
-  if (b === undefined) {
-    b = ip.includes(":") ? parseIPv6(ip) : parseIPv4(ip);
-    if (ipBytes.size > 4096) ipBytes.clear();
-    ipBytes.set(ip, b);
+  for (const m of c.modules) {
+    if (!modules.has(m)) throw new UnknownMatchError(`match "-m ${m}"`, c.text);
   }
-  return b;
-}
-
-function contains(cidr: CIDR, ip: string): boolean {
-  const b = bytesOf(ip);
-  if (b === null || b.length !== cidr.bytes.length) return false;
-  const whole = cidr.prefix >> 3;
-  for (let i = 0; i < whole; i++) if (b[i] !== cidr.bytes[i]) return false;
-  const rest = cidr.prefix & 7;
-  if (rest === 0) return true;
-  const mask = (0xff << (8 - rest)) & 0xff;
-  return (b[whole]! & mask) === (cidr.bytes[whole]! & mask);
-}
-
-function ifaceMatches(pattern: string, fromPod: boolean): boolean {
-  // Only the local-traffic detector writes `-i`: a pod interface is what it names.
-  return pattern !== "" && fromPod;
+  return c;
 }
 
 /** Evaluates the deterministic matches; returns the statistic probability (1 if none), or 0. */
 function evaluate(c: CompiledRule, p: WalkPacket, ctx: WalkContext): number {
   let probability = 1;
   for (const m of c.matches) {
-    const ok = single(m, p, ctx);
+    const ok = single(m, p, ctx, c.text);
     if (typeof ok === "number") probability *= ok;
     else if (!ok) return 0;
   }
   return probability;
 }
 
-function single(m: Match, p: WalkPacket, ctx: WalkContext): boolean | number {
+function single(m: Match, p: WalkPacket, ctx: WalkContext, text: string): boolean | number {
   const flip = (b: boolean) => "neg" in m && m.neg ? !b : b;
   switch (m.k) {
     case "src":
-      return flip(contains(m.cidr, p.src));
+      return flip(cidrContains(m.cidr, p.src));
     case "dst":
-      return flip(contains(m.cidr, p.dst));
+      return flip(cidrContains(m.cidr, p.dst));
     case "proto":
       return flip(m.proto === p.proto);
     case "dport":
       return flip(m.port === p.dport);
     case "addrtype":
-      return flip(ctx.localAddresses.has(m.side === "src" ? p.src : p.dst));
+      return flip(ctx.isLocal(m.side === "src" ? p.src : p.dst));
     case "statistic":
       return m.probability;
     case "recent-check":
@@ -125,7 +149,21 @@ function single(m: Match, p: WalkPacket, ctx: WalkContext): boolean | number {
     case "ctstate":
       return flip(m.states.includes("NEW") || (p.dnated && m.states.includes("DNAT")));
     case "in-iface":
-      return flip(ifaceMatches(m.name, ctx.fromPodInterface));
+      // Only the local-traffic detector writes `-i` (a bridge, or a prefix with "+"): pods.
+      return flip(m.name !== "" && ctx.fromPod);
+    case "physdev-in":
+      return flip(ctx.fromPod);
+    case "set":
+      if (ctx.inSet === undefined) {
+        throw new UnknownMatchError(`ipset "${m.name}" (no sets known)`, text);
+      }
+      return flip(ctx.inSet(m.name, m.flags, p));
+    case "vaddr":
+      return flip(p.vs !== null && cidrContains(m.cidr, p.vs.address));
+    case "vproto":
+      return flip(p.vs !== null && p.vs.proto === m.proto);
+    case "vport":
+      return flip(p.vs !== null && p.vs.port === m.port);
   }
 }
 
@@ -187,7 +225,7 @@ function walkFrom(
     const rule = rules[i]!;
     // In built-in chains only the jumps into kube-proxy's chains are ours to follow.
     if (builtin && !/(-j|-g|--jump|--goto) KUBE-/.test(rule.spec)) continue;
-    const c = compile(rule);
+    const c = compile(rule, ctx.modules);
     const check = c.matches.find((m) => m.k === "recent-check");
     if (check !== undefined && check.k === "recent-check") {
       // An affinity check: a new client has no entry yet, but the timeout is what we report.

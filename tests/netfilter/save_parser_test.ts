@@ -1,12 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  afterBuiltinRules,
-  parseIptablesSave,
-  ruleComment,
-  ruleTarget,
-  scanSavedTable,
-  tokenizeRule,
-} from "../../../lib/backends/iptables/mod.ts";
+import { afterBuiltinRules, parseIptablesSave, scanSavedTable } from "../../lib/netfilter/mod.ts";
 
 Deno.test("parseIptablesSave() reads tables, chains and rules", () => {
   const tables = parseIptablesSave(
@@ -21,17 +14,6 @@ Deno.test("parseIptablesSave() reads tables, chains and rules", () => {
     ],
   ]);
   assert.deepEqual(nat.rules, [{ chain: "PREROUTING", spec: "-j KUBE-SERVICES" }]);
-});
-
-Deno.test("tokenizeRule() keeps quoted comments as one word", () => {
-  const spec = '-m comment --comment "a b \\" c" -j X';
-  assert.deepEqual(tokenizeRule(spec), ["-m", "comment", "--comment", '"a b \\" c"', "-j", "X"]);
-  assert.equal(ruleTarget(spec), "X");
-  assert.equal(
-    ruleComment('-m comment --comment "kubernetes service portals" -g Y'),
-    "kubernetes service portals",
-  );
-  assert.equal(ruleTarget("-s 10.0.0.1"), null);
 });
 
 /** The lines `afterBuiltinRules()` lets through before it stops (all of them if it never does). */

@@ -6,7 +6,8 @@
  * rule, so a chain whose canonical lines equal the lines read from the kernel needs no rewrite.
  * Pure. Anything this does not know gives undefined: the chain is then rewritten, never skipped.
  */
-import type { IPFamily } from "../../proxy/mod.ts";
+import type { IPFamily } from "../proxy/mod.ts";
+import { ruleWords, wordText } from "./_tokenize.ts";
 
 /** Options a match takes, and whether each takes a value. */
 const MATCH_OPTIONS: Readonly<Record<string, Readonly<Record<string, boolean>>>> = {
@@ -36,33 +37,6 @@ interface Option {
   readonly name: string;
   readonly value: string | undefined;
   readonly negated: boolean;
-}
-
-/** Splits a rule into words; a double-quoted word (with \" and \\ escapes) is one word. */
-export function ruleWords(line: string): string[] | undefined {
-  const words: string[] = [];
-  let i = 0;
-  while (i < line.length) {
-    if (line[i] === " ") {
-      i++;
-      continue;
-    }
-    if (line[i] === '"') {
-      let word = "";
-      for (i++; i < line.length && line[i] !== '"'; i++) {
-        if (line[i] === "\\") i++;
-        word += line[i] ?? "";
-      }
-      if (i >= line.length) return undefined;
-      words.push(word);
-      i++;
-      continue;
-    }
-    const end = line.indexOf(" ", i);
-    words.push(line.slice(i, end === -1 ? line.length : end));
-    i = end === -1 ? line.length : end;
-  }
-  return words;
 }
 
 /** xtables_save_string: bare when only [A-Za-z0-9_-], else quoted with " \ ' escaped. */
@@ -164,8 +138,13 @@ function targetText(name: string, opts: readonly Option[]): string | undefined {
 
 /** The rule as iptables prints it, or undefined for a rule this does not know how to print. */
 export function canonicalRule(line: string, family: IPFamily): string | undefined {
-  const words = ruleWords(line);
-  if (words === undefined || words[0] !== "-A" || words[1] === undefined) return undefined;
+  const words: string[] = [];
+  for (const w of ruleWords(line)) {
+    const text = wordText(w);
+    if (text === undefined) return undefined;
+    words.push(text);
+  }
+  if (words[0] !== "-A" || words[1] === undefined) return undefined;
   const core = new Map<Core, { value: string; negated: boolean }>();
   const matches: { name: string; opts: Option[] }[] = [];
   let target: { name: string; opts: Option[] } | undefined;

@@ -1,6 +1,7 @@
 /**
- * Reads iptables-save output: which chains exist in which table and which rules they hold.
- * Used to find stale chains, missing jump rules, leftovers to clean up and flavour hints.
+ * Reads iptables-save output (and iptables-restore input): which chains exist in which table
+ * and which rules they hold. Used to find stale chains, missing jump rules, leftovers to clean
+ * up and flavour hints, and, as chains of rules, by the tracers. Pure.
  */
 
 /** A chain as iptables-save declares it. */
@@ -39,27 +40,68 @@ export function ruleChain(line: string): string {
   return space === -1 ? line.slice(3) : line.slice(3, space);
 }
 
+/** One line of iptables-save output or iptables-restore input that says something. */
+export type RestoreLine =
+  | { readonly kind: "table"; readonly name: string }
+  | { readonly kind: "commit" }
+  | { readonly kind: "chain"; readonly name: string; readonly policy: string }
+  | {
+    readonly kind: "rule";
+    /** `-A` appends, `-I` prepends, `-X` deletes the chain. */
+    readonly op: "-A" | "-I" | "-X";
+    readonly chain: string;
+    /** Everything after `-A CHAIN `, as printed. */
+    readonly spec: string;
+  };
+
+/** `-A CHAIN spec`, `-I CHAIN spec` or `-X CHAIN`, long forms too. */
+const RULE_LINE = /^(-A|--append|-I|--insert|-X|--delete-chain)\s+(\S+)\s*(.*)$/;
+
+const OPS: Readonly<Record<string, "-A" | "-I" | "-X">> = {
+  "-A": "-A",
+  "--append": "-A",
+  "-I": "-I",
+  "--insert": "-I",
+  "-X": "-X",
+  "--delete-chain": "-X",
+};
+
+/**
+ * The lines of iptables-save output or restore input (several may be concatenated) that
+ * declare a table, a chain or a rule, or end a table; blank lines, comments and anything else
+ * are skipped.
+ */
+export function* restoreLines(text: string): Generator<RestoreLine> {
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    if (line.startsWith("*")) yield { kind: "table", name: line.slice(1) };
+    else if (line === "COMMIT") yield { kind: "commit" };
+    else if (line.startsWith(":")) yield { kind: "chain", ...chainHeader(line) };
+    else {
+      const m = RULE_LINE.exec(line);
+      if (m !== null) yield { kind: "rule", op: OPS[m[1]!]!, chain: m[2]!, spec: m[3]! };
+    }
+  }
+}
+
 /** Parses iptables-save text into tables keyed by name; unknown lines are ignored. */
 export function parseIptablesSave(text: string): Map<string, SavedTable> {
   const tables = new Map<string, SavedTable>();
   let current: SavedTable | null = null;
-  for (const raw of text.split("\n")) {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) continue;
-    if (line.startsWith("*")) {
-      const name = line.slice(1);
-      current = tables.get(name) ?? { name, chains: new Map(), rules: [] };
-      tables.set(name, current);
+  for (const line of restoreLines(text)) {
+    if (line.kind === "table") {
+      current = tables.get(line.name) ?? { name: line.name, chains: new Map(), rules: [] };
+      tables.set(line.name, current);
     } else if (current === null) {
       continue;
-    } else if (line === "COMMIT") {
+    } else if (line.kind === "commit") {
       current = null;
-    } else if (line.startsWith(":")) {
-      const { name, policy } = chainHeader(line);
+    } else if (line.kind === "chain") {
+      const { name, policy } = line;
       current.chains.set(name, { name, policy, builtin: policy !== "-" });
-    } else if (line.startsWith("-A ")) {
-      const chain = ruleChain(line);
-      current.rules.push({ chain, spec: line.slice(3 + chain.length + 1) });
+    } else if (line.op === "-A") {
+      current.rules.push({ chain: line.chain, spec: line.spec });
     }
   }
   return tables;
@@ -177,50 +219,4 @@ export function afterBuiltinRules(): (line: string) => boolean {
     since = [];
     return !beforeLastBuiltin.has(ruleChain(line));
   };
-}
-
-/** Splits a rule spec into words; double-quoted strings stay one word, quotes kept. */
-export function tokenizeRule(spec: string): string[] {
-  const words: string[] = [];
-  let word = "";
-  let inQuote = false;
-  let started = false;
-  for (let i = 0; i < spec.length; i++) {
-    const c = spec[i]!;
-    if (inQuote) {
-      word += c;
-      if (c === "\\" && i + 1 < spec.length) word += spec[++i];
-      else if (c === '"') inQuote = false;
-    } else if (c === " " || c === "\t") {
-      if (started) words.push(word);
-      word = "";
-      started = false;
-    } else {
-      word += c;
-      started = true;
-      if (c === '"') inQuote = true;
-    }
-  }
-  if (started) words.push(word);
-  return words;
-}
-
-/** The `-j`/`-g` target of a rule spec, or null. */
-export function ruleTarget(spec: string): string | null {
-  const words = tokenizeRule(spec);
-  for (let i = 0; i < words.length - 1; i++) {
-    if (words[i] === "-j" || words[i] === "--jump" || words[i] === "-g" || words[i] === "--goto") {
-      return words[i + 1]!;
-    }
-  }
-  return null;
-}
-
-/** The `--comment` text of a rule spec without its quotes, or null. */
-export function ruleComment(spec: string): string | null {
-  const words = tokenizeRule(spec);
-  const i = words.indexOf("--comment");
-  if (i === -1 || i + 1 >= words.length) return null;
-  const w = words[i + 1]!;
-  return w.startsWith('"') && w.endsWith('"') && w.length >= 2 ? w.slice(1, -1) : w;
 }
