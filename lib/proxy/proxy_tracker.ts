@@ -69,7 +69,9 @@ export interface ProxyTracker {
 
 const FAMILIES: readonly IPFamily[] = ["IPv4", "IPv6"];
 
+/** What the tracker keeps per IP family between its snapshots. */
 interface FamilyState {
+  /** The family's last snapshot; undefined before the first. */
   previous: ProxyState | undefined;
   readonly services: PendingChanges<readonly ServicePort[]>;
   readonly slices: PendingChanges<ValidatedEndpointSlice>;
@@ -79,139 +81,276 @@ interface FamilyState {
 
 /** Creates a tracker; it does no I/O and starts nothing. */
 export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
-  const nodeName = options.nodeName;
-  const onInvalid = options.onInvalid ?? (() => {});
-  const startTimeMs = options.startTimeMs ?? -Infinity;
-  const fallbackNodeIPs = (options.fallbackNodeIPs ?? []).map((ip) => {
-    const c = canonicalIP(ip);
-    if (c === null) {
-      throw new Error(`Invalid node IP ${JSON.stringify(ip)}: expected an IPv4 or IPv6 address`);
-    }
-    return c;
-  });
-  const primaryNodeIP = options.primaryNodeIP === undefined
-    ? undefined
-    : canonicalIP(options.primaryNodeIP) ?? undefined;
-  const topology = options.topology ?? {};
+  return new ProxyStateTracker(options);
+}
 
-  const services = new Map<string, ValidatedService>();
-  const slices = new EndpointSliceCache(nodeName);
-  const serviceCIDRs = new ServiceCIDRStore();
-  const synced = new Set<ObjectKind>();
-  let nodeStatus: NodeStatus | undefined;
-  let triggerTimes: number[] = [];
-  const families = new Map<IPFamily, FamilyState>(FAMILIES.map((f) => [f, {
+/** The brain's state: validated objects, this node, and each family's pending changes. */
+class ProxyStateTracker implements ProxyTracker {
+  readonly #nodeName: string;
+  readonly #onInvalid: (kind: ObjectKind, key: string, reason: string) => void;
+  readonly #startTimeMs: number;
+  /** --node-ip, canonical. */
+  readonly #fallbackNodeIPs: readonly string[];
+  readonly #primaryNodeIP: string | undefined;
+  readonly #topology: TopologyOptions;
+  /** The validated Services, by "namespace/name". */
+  readonly #services = new Map<string, ValidatedService>();
+  readonly #slices: EndpointSliceCache;
+  readonly #serviceCIDRs = new ServiceCIDRStore();
+  /** The kinds whose initial state the source delivered. */
+  readonly #synced = new Set<ObjectKind>();
+  readonly #families = new Map<IPFamily, FamilyState>(FAMILIES.map((f) => [f, {
     previous: undefined,
     services: new PendingChanges(),
     slices: new PendingChanges(),
     portKeysByService: new Map(),
   }]));
-  const fam = (f: IPFamily) => families.get(f)!;
+  /** This node as last seen. */
+  #nodeStatus: NodeStatus | undefined;
+  /** Trigger times of slices changed since takeChangeTriggerTimes last took them. */
+  #triggerTimes: number[] = [];
+
+  constructor(options: ProxyTrackerOptions) {
+    this.#nodeName = options.nodeName;
+    this.#onInvalid = options.onInvalid ?? (() => {});
+    this.#startTimeMs = options.startTimeMs ?? -Infinity;
+    this.#fallbackNodeIPs = (options.fallbackNodeIPs ?? []).map((ip) => {
+      const c = canonicalIP(ip);
+      if (c === null) {
+        throw new Error(`Invalid node IP ${JSON.stringify(ip)}: expected an IPv4 or IPv6 address`);
+      }
+      return c;
+    });
+    this.#primaryNodeIP = options.primaryNodeIP === undefined
+      ? undefined
+      : canonicalIP(options.primaryNodeIP) ?? undefined;
+    this.#topology = options.topology ?? {};
+    this.#slices = new EndpointSliceCache(options.nodeName);
+  }
+
+  handleEvent(event: ObjectEvent): boolean {
+    if (event.kind === "Service") this.#handleService(event);
+    else if (event.kind === "EndpointSlice") this.#handleSlice(event);
+    else if (event.kind === "Node") {
+      const before = this.#nodeStatus;
+      this.#handleNode(event);
+      return !deepEqual(before, this.#nodeStatus);
+    } else if (event.kind === "ServiceCIDR") {
+      this.#handleServiceCIDR(event);
+      return true;
+    }
+    return this.#anyPending();
+  }
+
+  markSynced(kind: ObjectKind): void {
+    this.#synced.add(kind);
+  }
+
+  isSynced(): boolean {
+    return this.#synced.has("Service") && this.#synced.has("EndpointSlice");
+  }
+
+  snapshot(family: IPFamily): ProxyState {
+    const st = this.#family(family);
+    const previous = st.previous;
+    const node = nodeInfoForFamily(
+      this.#nodeName,
+      this.#nodeStatus,
+      family,
+      this.#fallbackNodeIPs,
+      this.#primaryNodeIP,
+    );
+    const labelsChanged = previous !== undefined && !deepEqual(previous.node.labels, node.labels);
+    const nodeChanged = previous !== undefined && !deepEqual(previous.node, node);
+    const dirty = this.#dirtyServices(family, previous === undefined || labelsChanged);
+
+    const prevServices: ReadonlyMap<string, ServicePortState> = previous?.services ?? new Map();
+    const out = new Map(prevServices);
+    const changed = new Set<string>();
+    for (const serviceKey of dirty) {
+      this.#recomputeService(family, serviceKey, node.labels, prevServices, out, changed);
+    }
+    let totalEndpoints = 0;
+    for (const s of out.values()) totalEndpoints += s.allEndpoints.length;
+
+    const state: ProxyState = {
+      family,
+      node,
+      services: out,
+      changed,
+      forceFullSync: previous === undefined || nodeChanged,
+      totalEndpoints,
+      serviceCIDRs: this.#serviceCIDRs.cidrsFor(family),
+    };
+    st.previous = state;
+    st.services.clear();
+    st.slices.clear();
+    // A family never snapshotted stops queueing once another is active: its first snapshot
+    // recomputes everything anyway, and its queue would keep pending() from reaching zero.
+    for (const other of this.#families.values()) {
+      if (other.previous === undefined) {
+        other.services.clear();
+        other.slices.clear();
+      }
+    }
+    return state;
+  }
+
+  pending(): { services: number; endpoints: number } {
+    const serviceKeys = new Set<string>();
+    const endpointKeys = new Set<string>();
+    for (const [, st] of this.#countedFamilies()) {
+      for (const key of st.services.keys()) serviceKeys.add(key);
+      for (const [sliceKey, baseline] of st.slices.entries()) {
+        if (baseline) endpointKeys.add(baseline.serviceKey);
+        const current = this.#slices.get(sliceKey);
+        if (current) endpointKeys.add(current.serviceKey);
+      }
+    }
+    return { services: serviceKeys.size, endpoints: endpointKeys.size };
+  }
+
+  node(): NodeStatus | undefined {
+    return this.#nodeStatus;
+  }
+
+  takeChangeTriggerTimes(): number[] {
+    const out = this.#triggerTimes;
+    this.#triggerTimes = [];
+    return out;
+  }
+
+  #family(f: IPFamily): FamilyState {
+    return this.#families.get(f)!;
+  }
 
   /** Families whose pending changes matter: the snapshotted ones, or all before any snapshot. */
-  const countedFamilies = (): [IPFamily, FamilyState][] => {
-    const all = [...families];
+  #countedFamilies(): [IPFamily, FamilyState][] {
+    const all = [...this.#families];
     const active = all.filter(([, st]) => st.previous !== undefined);
     return active.length > 0 ? active : all;
-  };
+  }
 
-  const setService = (key: string, after: ValidatedService | undefined) => {
-    const before = services.get(key);
-    if (after) services.set(key, after);
-    else services.delete(key);
-    for (const [f, st] of countedFamilies()) {
+  /** Whether any counted family has a Service or slice change pending. */
+  #anyPending(): boolean {
+    return this.#countedFamilies().some(([, st]) => st.services.size > 0 || st.slices.size > 0);
+  }
+
+  #setService(key: string, after: ValidatedService | undefined): void {
+    const before = this.#services.get(key);
+    if (after) this.#services.set(key, after);
+    else this.#services.delete(key);
+    for (const [f, st] of this.#countedFamilies()) {
       st.services.record(key, before?.ports[f], after?.ports[f]);
     }
-  };
+  }
 
-  const setSlice = (
-    key: string,
-    after: ValidatedEndpointSlice | undefined,
-    triggerTime?: number,
-  ) => {
-    const before = after ? slices.set(after) : slices.delete(key);
+  #setSlice(key: string, after: ValidatedEndpointSlice | undefined, triggerTime?: number): void {
+    const before = after ? this.#slices.set(after) : this.#slices.delete(key);
     if (
-      after && triggerTime !== undefined && triggerTime > startTimeMs && !deepEqual(before, after)
+      after && triggerTime !== undefined && triggerTime > this.#startTimeMs &&
+      !deepEqual(before, after)
     ) {
-      triggerTimes.push(triggerTime);
+      this.#triggerTimes.push(triggerTime);
     }
-    for (const [f, st] of countedFamilies()) {
+    for (const [f, st] of this.#countedFamilies()) {
       const of = (s: ValidatedEndpointSlice | undefined) => s?.addressType === f ? s : undefined;
       st.slices.record(key, of(before), of(after));
     }
-  };
+  }
 
-  const handleService = (event: Extract<ObjectEvent, { kind: "Service" }>) => {
+  #handleService(event: Extract<ObjectEvent, { kind: "Service" }>): void {
     const key = rawObjectKey(event.object?.metadata);
     if (event.type === "DELETED" || !selectedByProxyLabels(event.object?.metadata?.labels)) {
-      setService(key, undefined);
+      this.#setService(key, undefined);
       return;
     }
     const res = validateService(event.object);
-    if (!res.ok) onInvalid("Service", key, res.reason);
-    else setService(res.value.key, res.value);
-  };
+    if (!res.ok) this.#onInvalid("Service", key, res.reason);
+    else this.#setService(res.value.key, res.value);
+  }
 
-  const handleSlice = (event: Extract<ObjectEvent, { kind: "EndpointSlice" }>) => {
+  #handleSlice(event: Extract<ObjectEvent, { kind: "EndpointSlice" }>): void {
     const key = rawObjectKey(event.object?.metadata);
     if (event.type === "DELETED" || !selectedByProxyLabels(event.object?.metadata?.labels)) {
-      setSlice(key, undefined);
+      this.#setSlice(key, undefined);
       return;
     }
     const res = validateEndpointSlice(event.object);
-    if (!res.ok) onInvalid("EndpointSlice", key, res.reason);
-    else setSlice(res.value.key, res.value, lastChangeTriggerTime(event.object));
-  };
+    if (!res.ok) this.#onInvalid("EndpointSlice", key, res.reason);
+    else this.#setSlice(res.value.key, res.value, lastChangeTriggerTime(event.object));
+  }
 
-  const handleNode = (event: Extract<ObjectEvent, { kind: "Node" }>) => {
-    if (event.object?.metadata?.name !== nodeName) return;
+  #handleNode(event: Extract<ObjectEvent, { kind: "Node" }>): void {
+    if (event.object?.metadata?.name !== this.#nodeName) return;
     if (event.type === "DELETED") {
-      nodeStatus = undefined;
+      this.#nodeStatus = undefined;
       return;
     }
     const res = validateNode(event.object);
-    if (!res.ok) onInvalid("Node", nodeName, res.reason);
-    else nodeStatus = res.value;
-  };
+    if (!res.ok) this.#onInvalid("Node", this.#nodeName, res.reason);
+    else this.#nodeStatus = res.value;
+  }
 
-  const handleServiceCIDR = (event: Extract<ObjectEvent, { kind: "ServiceCIDR" }>) => {
+  #handleServiceCIDR(event: Extract<ObjectEvent, { kind: "ServiceCIDR" }>): void {
     const name = event.object?.metadata?.name;
     if (event.type === "DELETED") {
-      if (typeof name === "string") serviceCIDRs.delete(name);
+      if (typeof name === "string") this.#serviceCIDRs.delete(name);
       return;
     }
     const res = validateServiceCIDR(event.object);
     if (!res.ok) {
-      onInvalid("ServiceCIDR", typeof name === "string" ? name : "", res.reason);
+      this.#onInvalid("ServiceCIDR", typeof name === "string" ? name : "", res.reason);
       return;
     }
     const { value, skipped } = res.value;
-    for (const reason of skipped) onInvalid("ServiceCIDR", value.name, reason);
-    serviceCIDRs.set(value);
-  };
+    for (const reason of skipped) this.#onInvalid("ServiceCIDR", value.name, reason);
+    this.#serviceCIDRs.set(value);
+  }
+
+  /**
+   * The Services a snapshot recomputes: all of them when `full` (the first snapshot, or the
+   * node's labels changed), else those touched by a pending Service or slice change.
+   */
+  #dirtyServices(family: IPFamily, full: boolean): Set<string> {
+    const st = this.#family(family);
+    const dirty = new Set<string>();
+    if (full) {
+      for (const key of this.#services.keys()) dirty.add(key);
+      for (const key of st.portKeysByService.keys()) dirty.add(key);
+    } else {
+      for (const key of st.services.keys()) dirty.add(key);
+      for (const [sliceKey, baseline] of st.slices.entries()) {
+        if (baseline) dirty.add(baseline.serviceKey);
+        const current = this.#slices.get(sliceKey);
+        if (current?.addressType === family) dirty.add(current.serviceKey);
+      }
+    }
+    return dirty;
+  }
 
   /** Recomputes one Service's ports into `out`, reusing unchanged states from `prev`. */
-  const recomputeService = (
+  #recomputeService(
     family: IPFamily,
     serviceKey: string,
     labels: Readonly<Record<string, string>>,
     prev: ReadonlyMap<string, ServicePortState>,
     out: Map<string, ServicePortState>,
     changed: Set<string>,
-  ) => {
-    const st = fam(family);
+  ): void {
+    const st = this.#family(family);
     const oldKeys = st.portKeysByService.get(serviceKey) ?? [];
-    const ports = services.get(serviceKey)?.ports[family] ?? [];
+    const ports = this.#services.get(serviceKey)?.ports[family] ?? [];
     const newKeys: string[] = [];
     if (ports.length > 0) {
-      const endpoints = slices.endpointsFor(serviceKey, family);
+      const endpoints = this.#slices.endpointsFor(serviceKey, family);
       for (const info of ports) {
         const key = servicePortKey(info.name);
         const allEndpoints = endpoints.get(key) ?? [];
         const fresh: ServicePortState = {
           info,
           allEndpoints,
-          ...categorizeEndpoints(allEndpoints, info, nodeName, labels, topology),
+          ...categorizeEndpoints(allEndpoints, info, this.#nodeName, labels, this.#topology),
         };
         const old = prev.get(key);
         if (old !== undefined && deepEqual(old, fresh)) out.set(key, old);
@@ -229,104 +368,5 @@ export function createProxyTracker(options: ProxyTrackerOptions): ProxyTracker {
     }
     if (newKeys.length > 0) st.portKeysByService.set(serviceKey, newKeys);
     else st.portKeysByService.delete(serviceKey);
-  };
-
-  const snapshot = (family: IPFamily): ProxyState => {
-    const st = fam(family);
-    const previous = st.previous;
-    const node = nodeInfoForFamily(nodeName, nodeStatus, family, fallbackNodeIPs, primaryNodeIP);
-    const labelsChanged = previous !== undefined && !deepEqual(previous.node.labels, node.labels);
-    const nodeChanged = previous !== undefined && !deepEqual(previous.node, node);
-    const full = previous === undefined || labelsChanged;
-
-    const dirty = new Set<string>();
-    if (full) {
-      for (const key of services.keys()) dirty.add(key);
-      for (const key of st.portKeysByService.keys()) dirty.add(key);
-    } else {
-      for (const key of st.services.keys()) dirty.add(key);
-      for (const [sliceKey, baseline] of st.slices.entries()) {
-        if (baseline) dirty.add(baseline.serviceKey);
-        const current = slices.get(sliceKey);
-        if (current?.addressType === family) dirty.add(current.serviceKey);
-      }
-    }
-
-    const prevServices: ReadonlyMap<string, ServicePortState> = previous?.services ?? new Map();
-    const out = new Map(prevServices);
-    const changed = new Set<string>();
-    for (const serviceKey of dirty) {
-      recomputeService(family, serviceKey, node.labels, prevServices, out, changed);
-    }
-    let totalEndpoints = 0;
-    for (const s of out.values()) totalEndpoints += s.allEndpoints.length;
-
-    const state: ProxyState = {
-      family,
-      node,
-      services: out,
-      changed,
-      forceFullSync: previous === undefined || nodeChanged,
-      totalEndpoints,
-      serviceCIDRs: serviceCIDRs.cidrsFor(family),
-    };
-    st.previous = state;
-    st.services.clear();
-    st.slices.clear();
-    // A family never snapshotted stops queueing once another is active: its first snapshot
-    // recomputes everything anyway, and its queue would keep pending() from reaching zero.
-    for (const other of families.values()) {
-      if (other.previous === undefined) {
-        other.services.clear();
-        other.slices.clear();
-      }
-    }
-    return state;
-  };
-
-  /** Whether any counted family has a Service or slice change pending. */
-  const anyPending = () =>
-    countedFamilies().some(([, st]) => st.services.size > 0 || st.slices.size > 0);
-
-  return {
-    handleEvent(event) {
-      if (event.kind === "Service") handleService(event);
-      else if (event.kind === "EndpointSlice") handleSlice(event);
-      else if (event.kind === "Node") {
-        const before = nodeStatus;
-        handleNode(event);
-        return !deepEqual(before, nodeStatus);
-      } else if (event.kind === "ServiceCIDR") {
-        handleServiceCIDR(event);
-        return true;
-      }
-      return anyPending();
-    },
-    markSynced(kind) {
-      synced.add(kind);
-    },
-    isSynced() {
-      return synced.has("Service") && synced.has("EndpointSlice");
-    },
-    snapshot,
-    pending() {
-      const serviceKeys = new Set<string>();
-      const endpointKeys = new Set<string>();
-      for (const [, st] of countedFamilies()) {
-        for (const key of st.services.keys()) serviceKeys.add(key);
-        for (const [sliceKey, baseline] of st.slices.entries()) {
-          if (baseline) endpointKeys.add(baseline.serviceKey);
-          const current = slices.get(sliceKey);
-          if (current) endpointKeys.add(current.serviceKey);
-        }
-      }
-      return { services: serviceKeys.size, endpoints: endpointKeys.size };
-    },
-    node: () => nodeStatus,
-    takeChangeTriggerTimes() {
-      const out = triggerTimes;
-      triggerTimes = [];
-      return out;
-    },
-  };
+  }
 }
