@@ -85,138 +85,186 @@ const noMetrics: NftablesMetrics = { syncFailure: () => {}, cleanupFailure: () =
 
 /** Creates the nftables backend of one family; does no I/O until sync() is called. */
 export function createNftablesProxier(options: NftablesProxierOptions): NftablesProxier {
-  const runner = options.runner ?? denoCommandRunner;
-  const logger = options.logger ?? silentLogger;
-  const metrics = options.metrics ?? noMetrics;
-  const now = options.now ?? Date.now;
-  const checkPeriodMs = options.checkPeriodMs ?? 30_000;
-  const nftFamily = options.family === "IPv6" ? "ip6" : "ip";
+  return new NftTableProxier(options);
+}
 
-  let store: NftTableStore | null = null;
-  let lastConfig = "";
-  let lastCheck = Number.NEGATIVE_INFINITY;
-  let warnedLoopback = false;
-  let firstSync = true;
-  const tableRefText = `${nftFamily} ${NFT_TABLE}`;
+/** What one sync will write: the table store it leaves, and the transaction that gets there. */
+interface NftSyncPlan {
+  readonly full: boolean;
+  readonly target: NftTableStore;
+  readonly report: NftRenderReport;
+  readonly tx: NftTransaction;
+  /** The kernel already held this table as rendered: nothing is written. */
+  readonly adopted: boolean;
+}
 
-  /** The stamp the kernel's table carries, or null (no table, no stamp). */
-  const kernelStamp = async (): Promise<readonly [number, number] | null> => {
-    const out = await runner({
-      cmd: "nft",
-      args: ["list", "map", nftFamily, NFT_TABLE, SYNC_STAMP],
-    });
-    return out.code === 0 ? parseStamp(out.stdout) : null;
-  };
+/** The nftables proxier of one family: the table it last wrote, and when it last checked it. */
+class NftTableProxier implements NftablesProxier {
+  readonly name = "nftables";
+  readonly #options: NftablesProxierOptions;
+  readonly #runner: CommandRunner;
+  readonly #logger: Logger;
+  readonly #metrics: NftablesMetrics;
+  readonly #now: () => number;
+  readonly #checkPeriodMs: number;
+  /** "ip" or "ip6". */
+  readonly #nftFamily: string;
+  /** `<family> kube-proxy`, as the scripts name the table. */
+  readonly #tableRef: string;
+  /** The table as the kernel holds it after the last successful sync; null forces a full one. */
+  #store: NftTableStore | null = null;
+  /** The render configuration of that sync, as JSON: a change rewrites the whole table. */
+  #lastConfig = "";
+  /** When the table was last known present (see rulesFlushed). */
+  #lastCheck = Number.NEGATIVE_INFINITY;
+  #warnedLoopback = false;
+  /** No sync was made yet: the first may adopt the table a previous run left. */
+  #firstSync = true;
 
-  /** Appends the stamp of `s` to a non-empty script (flushing the old one unless `full`). */
-  const stamped = (tx: NftTransaction, s: NftTableStore, full: boolean): NftTransaction => {
-    if (tx.script === "") return tx;
-    const flush = full ? "" : `flush map ${tableRefText} ${SYNC_STAMP}\n`;
-    const add = `add element ${tableRefText} ${SYNC_STAMP} { ${stampElements(s.stamp())} }\n`;
-    return { ...tx, script: tx.script + flush + add };
-  };
+  constructor(options: NftablesProxierOptions) {
+    this.#options = options;
+    this.#runner = options.runner ?? denoCommandRunner;
+    this.#logger = options.logger ?? silentLogger;
+    this.#metrics = options.metrics ?? noMetrics;
+    this.#now = options.now ?? Date.now;
+    this.#checkPeriodMs = options.checkPeriodMs ?? 30_000;
+    this.#nftFamily = options.family === "IPv6" ? "ip6" : "ip";
+    this.#tableRef = `${this.#nftFamily} ${NFT_TABLE}`;
+  }
 
-  const apply = async (tx: NftTransaction): Promise<void> => {
-    if (tx.script === "") return;
-    const args = ["-f", "-"];
-    const out = await runner({ cmd: "nft", args, stdin: tx.script });
-    if (out.code !== 0) throw new CommandError("nft", args, out.code, out.stderr);
-  };
-
-  // `nft list chains <family>` reads chain names only, which stays cheap at any size; nft
-  // 1.0.6 loads every set element for `list tables` or `list chain`.
-  const rulesFlushed = async (): Promise<boolean> => {
-    const out = await runner({ cmd: "nft", args: ["list", "chains", nftFamily] });
-    if (out.code !== 0) return true;
-    return !hasChain(out.stdout, nftFamily, NFT_TABLE, SERVICES_CHAIN);
-  };
-
-  const counts = (s: NftTableStore): Record<string, number> => {
-    const view = s.view();
-    let rules = 0;
-    for (const c of view.chains.values()) rules += c.rules.length;
-    let elements = 0;
-    for (const set of view.sets.values()) elements += set.elements.size;
-    return { chains: view.chains.size, rules, sets: view.sets.size, elements };
-  };
-
-  const sync = async (state: ProxyState): Promise<NftablesSyncReport> => {
-    if (state.family !== options.family) {
-      throw new RangeError(`Invalid state family "${state.family}": expected "${options.family}"`);
+  async sync(state: ProxyState): Promise<NftablesSyncReport> {
+    const family = this.#options.family;
+    if (state.family !== family) {
+      throw new RangeError(`Invalid state family "${state.family}": expected "${family}"`);
     }
-    const config: NftRenderConfig = resolveNftRenderConfig(state, options);
-    if (config.loopbackRequested && !warnedLoopback) {
-      warnedLoopback = true;
-      logger.info(
+    const config: NftRenderConfig = resolveNftRenderConfig(state, this.#options);
+    if (config.loopbackRequested && !this.#warnedLoopback) {
+      this.#warnedLoopback = true;
+      this.#logger.info(
         "--nodeport-addresses includes localhost but localhost NodePorts are not supported",
-        {
-          family: options.family,
-        },
+        { family },
       );
     }
     const configText = JSON.stringify(config);
-    let full = store === null || state.forceFullSync || configText !== lastConfig;
-    if (!full && now() - lastCheck >= checkPeriodMs) {
-      lastCheck = now();
-      if (await rulesFlushed()) {
-        logger.info("nftables table missing, recreating it", { family: options.family });
-        full = true;
-      }
-    }
-    let report: NftRenderReport;
-    let tx: NftTransaction | null = null;
-    let target = store;
-    let adopted = false;
-    if (!full && target !== null) {
-      report = updateNftTableStore(target, state, config, false);
-      tx = target.takeTransaction();
-      if (tx !== null) tx = stamped(tx, target, false);
-    }
-    if (tx === null) {
-      full = true;
-      target = newNftTableStore(config);
-      target.suspendTracking();
-      report = updateNftTableStore(target, state, config, true);
-      const found = firstSync ? await kernelStamp() : null;
-      const mine = target.stamp();
-      adopted = found !== null && found[0] === mine[0] && found[1] === mine[1];
-      tx = adopted ? EMPTY_TRANSACTION : stamped(fullTransaction(target.view()), target, true);
-    }
-    firstSync = false;
+    const plan = await this.#plan(state, config, configText);
+    const { full, target, report, tx, adopted } = plan;
+    this.#firstSync = false;
     try {
-      await apply(tx);
+      await this.#apply(tx);
     } catch (err) {
-      store = null;
-      metrics.syncFailure();
-      logger.error("nftables sync failed", {
-        family: options.family,
+      this.#store = null;
+      this.#metrics.syncFailure();
+      this.#logger.error("nftables sync failed", {
+        family,
         full,
         error: err instanceof Error ? err.message.slice(0, 2000) : String(err),
       });
       throw err;
     }
-    target!.markWritten();
-    store = target;
-    lastConfig = configText;
-    if (full) lastCheck = now();
-    const r = report!;
-    for (const s of [...r.skipped, ...r.conflicts].slice(0, 20)) {
-      logger.warn("Service port left out of the nftables rules", { key: s.key, reason: s.reason });
+    target.markWritten();
+    this.#store = target;
+    this.#lastConfig = configText;
+    if (full) this.#lastCheck = this.#now();
+    for (const s of [...report.skipped, ...report.conflicts].slice(0, 20)) {
+      this.#logger.warn("Service port left out of the nftables rules", {
+        key: s.key,
+        reason: s.reason,
+      });
     }
-    if (adopted) {
-      logger.info("nftables table already up to date, adopted", { family: options.family });
-    }
-    return { ...r, full, adopted, ruleCounts: counts(target!), transaction: tx };
-  };
+    if (adopted) this.#logger.info("nftables table already up to date, adopted", { family });
+    return { ...report, full, adopted, ruleCounts: counts(target), transaction: tx };
+  }
 
-  const cleanup = async (): Promise<void> => {
+  // `nft list chains <family>` reads chain names only, which stays cheap at any size; nft
+  // 1.0.6 loads every set element for `list tables` or `list chain`.
+  async rulesFlushed(): Promise<boolean> {
+    const nftFamily = this.#nftFamily;
+    const out = await this.#runner({ cmd: "nft", args: ["list", "chains", nftFamily] });
+    if (out.code !== 0) return true;
+    return !hasChain(out.stdout, nftFamily, NFT_TABLE, SERVICES_CHAIN);
+  }
+
+  async cleanup(): Promise<void> {
     try {
-      await cleanupNftables(runner, logger);
+      await cleanupNftables(this.#runner, this.#logger);
     } catch (err) {
-      metrics.cleanupFailure();
+      this.#metrics.cleanupFailure();
       throw err;
     }
-  };
+  }
 
-  return { name: "nftables", sync, rulesFlushed, cleanup };
+  /**
+   * Decides between a partial sync (the changed service ports' objects on the last store) and
+   * a full one (a new store, the whole table), and renders it. A partial sync that finds
+   * nothing to write, or a table gone since the last check, becomes a full one.
+   */
+  async #plan(
+    state: ProxyState,
+    config: NftRenderConfig,
+    configText: string,
+  ): Promise<NftSyncPlan> {
+    const store = this.#store;
+    let full = store === null || state.forceFullSync || configText !== this.#lastConfig;
+    if (!full && this.#now() - this.#lastCheck >= this.#checkPeriodMs) {
+      this.#lastCheck = this.#now();
+      if (await this.rulesFlushed()) {
+        this.#logger.info("nftables table missing, recreating it", {
+          family: this.#options.family,
+        });
+        full = true;
+      }
+    }
+    if (!full && store !== null) {
+      const report = updateNftTableStore(store, state, config, false);
+      const tx = store.takeTransaction();
+      if (tx !== null) {
+        return { full, target: store, report, tx: this.#stamped(tx, store, false), adopted: false };
+      }
+    }
+    const target = newNftTableStore(config);
+    target.suspendTracking();
+    const report = updateNftTableStore(target, state, config, true);
+    const found = this.#firstSync ? await this.#kernelStamp() : null;
+    const mine = target.stamp();
+    const adopted = found !== null && found[0] === mine[0] && found[1] === mine[1];
+    const tx = adopted
+      ? EMPTY_TRANSACTION
+      : this.#stamped(fullTransaction(target.view()), target, true);
+    return { full: true, target, report, tx, adopted };
+  }
+
+  /** The stamp the kernel's table carries, or null (no table, no stamp). */
+  async #kernelStamp(): Promise<readonly [number, number] | null> {
+    const out = await this.#runner({
+      cmd: "nft",
+      args: ["list", "map", this.#nftFamily, NFT_TABLE, SYNC_STAMP],
+    });
+    return out.code === 0 ? parseStamp(out.stdout) : null;
+  }
+
+  /** Appends the stamp of `s` to a non-empty script (flushing the old one unless `full`). */
+  #stamped(tx: NftTransaction, s: NftTableStore, full: boolean): NftTransaction {
+    if (tx.script === "") return tx;
+    const tableRef = this.#tableRef;
+    const flush = full ? "" : `flush map ${tableRef} ${SYNC_STAMP}\n`;
+    const add = `add element ${tableRef} ${SYNC_STAMP} { ${stampElements(s.stamp())} }\n`;
+    return { ...tx, script: tx.script + flush + add };
+  }
+
+  async #apply(tx: NftTransaction): Promise<void> {
+    if (tx.script === "") return;
+    const args = ["-f", "-"];
+    const out = await this.#runner({ cmd: "nft", args, stdin: tx.script });
+    if (out.code !== 0) throw new CommandError("nft", args, out.code, out.stderr);
+  }
+}
+
+/** Chains, rules, sets and elements in the table `s` holds (for logs and metrics). */
+function counts(s: NftTableStore): Record<string, number> {
+  const view = s.view();
+  let rules = 0;
+  for (const c of view.chains.values()) rules += c.rules.length;
+  let elements = 0;
+  for (const set of view.sets.values()) elements += set.elements.size;
+  return { chains: view.chains.size, rules, sets: view.sets.size, elements };
 }
