@@ -2,14 +2,14 @@
  * What a proxy mode (iptables, ipvs, nftables) offers the app, `render` and `--cleanup`: the
  * only door through which anything outside lib/backends/<mode>/ reaches a mode.
  */
-import type { ProxyConfig } from "../config/mod.ts";
+import type { ProxyConfig, ProxyModeName } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { IPFamily, ProxyState } from "../proxy/mod.ts";
 import type { BackendMetrics, FamilyBackend } from "./backend.ts";
 
 /** The modes, by the names `--proxy-mode` takes. */
-export type ProxyModeName = ProxyConfig["mode"];
+export type { ProxyModeName };
 
 /**
  * A mode cannot run: exit code 1 when the mode or its settings are unusable in this build,
@@ -56,8 +56,8 @@ export interface PreparedMode {
   createBackends(metricsFor: (family: IPFamily) => BackendMetrics): FamilyBackend[];
 }
 
-/** One proxy mode. */
-export interface ProxyMode {
+/** One proxy mode: what the registry lists for its name. */
+export interface ModeDefinition {
   readonly name: ProxyModeName;
   /** The line logged at start, as upstream logs it ("Using iptables proxy"). */
   readonly startMessage: string;

@@ -7,18 +7,18 @@
  */
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import type { ProxyMode, ProxyModeName } from "./mode.ts";
+import type { ModeDefinition, ProxyModeName } from "./mode.ts";
 
-/** Every mode `--proxy-mode` can name. */
-export const PROXY_MODE_NAMES: readonly ProxyModeName[] = ["iptables", "ipvs", "nftables"];
-
-const MODE_MODULES: Readonly<Record<ProxyModeName, () => Promise<ProxyMode>>> = {
+const MODE_MODULES: Readonly<Record<ProxyModeName, () => Promise<ModeDefinition>>> = {
   iptables: async () => (await import("./iptables/mode.ts")).iptablesMode,
   ipvs: async () => (await import("./ipvs/mode.ts")).ipvsMode,
   nftables: async () => (await import("./nftables/mode.ts")).nftablesMode,
 };
 
-type Cleanup = ProxyMode["cleanup"];
+/** Every mode `--proxy-mode` can name: the registry's keys. */
+export const PROXY_MODE_NAMES = Object.keys(MODE_MODULES) as readonly ProxyModeName[];
+
+type Cleanup = ModeDefinition["cleanup"];
 
 const MODE_CLEANUPS: Readonly<Record<ProxyModeName, () => Promise<Cleanup>>> = {
   iptables: async () => (await import("./iptables/cleanup.ts")).cleanupIptables,
@@ -27,7 +27,7 @@ const MODE_CLEANUPS: Readonly<Record<ProxyModeName, () => Promise<Cleanup>>> = {
 };
 
 /** The mode `--proxy-mode` names, its module loaded on first use. */
-export function loadMode(name: ProxyModeName): Promise<ProxyMode> {
+export function loadMode(name: ProxyModeName): Promise<ModeDefinition> {
   return MODE_MODULES[name]();
 }
 

@@ -13,7 +13,7 @@ export type {
   LoggingFormat,
   NFTablesConfig,
   ProxyConfig,
-  ProxyMode,
+  ProxyModeName,
   VModuleItem,
   WinkernelConfig,
 } from "./types.ts";

@@ -3,6 +3,7 @@
  * its type, and where it lives in ProxyConfig. The strict decoder and the YAML writer both walk
  * this one table, so they cannot disagree.
  */
+import type { ProxyModeName } from "./types.ts";
 
 /** The group/version a config file must declare. */
 export const CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
@@ -10,7 +11,11 @@ export const CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
 export const CONFIG_KIND = "KubeProxyConfiguration";
 
 /** Proxy modes a Linux kube-proxy accepts. */
-export const PROXY_MODES = ["iptables", "ipvs", "nftables"] as const;
+export const PROXY_MODES = [
+  "iptables",
+  "ipvs",
+  "nftables",
+] as const satisfies readonly ProxyModeName[];
 /** Local traffic detectors upstream supports. */
 export const LOCAL_MODES = [
   "ClusterCIDR",

@@ -5,8 +5,11 @@
  */
 import type { TraceRequest } from "./trace_args.ts";
 
-/** A proxy backend, as chosen by `--proxy-mode` or `mode:` ("" resolves to iptables on Linux). */
-export type ProxyMode = "iptables" | "ipvs" | "nftables";
+/**
+ * The proxy modes, by the names `--proxy-mode` and `mode:` take ("" resolves to iptables on
+ * Linux): the one union of mode names, which the mode registry (lib/backends/modes.ts) is keyed by.
+ */
+export type ProxyModeName = "iptables" | "ipvs" | "nftables";
 
 /** How traffic from local pods is recognised (`--detect-local-mode`). */
 export type LocalMode = "ClusterCIDR" | "NodeCIDR" | "BridgeInterface" | "InterfaceNamePrefix";
@@ -117,7 +120,7 @@ export interface ProxyConfig {
   bindAddressHardFail: boolean;
   enableProfiling: boolean;
   showHiddenMetricsForVersion: string;
-  mode: ProxyMode;
+  mode: ProxyModeName;
   iptables: IPTablesConfig;
   ipvs: IPVSConfig;
   nftables: NFTablesConfig;

@@ -9,10 +9,8 @@ import type { BackendMetrics } from "../backends/backend.ts";
 import type { PacketCounters } from "../backends/mode.ts";
 import { type Logger, silentLogger } from "../log/mod.ts";
 import type { IPFamily } from "../proxy/mod.ts";
+import type { ProxyModeName } from "../config/mod.ts";
 import { metricBuilders, SYNC_DURATION_BUCKETS } from "./proxy_metrics.ts";
-
-/** The proxy modes, by the names `--proxy-mode` takes. */
-export type MetricsMode = "iptables" | "ipvs" | "nftables";
 
 /** Gives each family's backend its metrics, labelled with that family. */
 export type BackendMetricsFor = (family: IPFamily) => BackendMetrics;
@@ -200,7 +198,7 @@ export interface ModeMetricsExtras {
 }
 
 const MODE_METRICS: Readonly<
-  Record<MetricsMode, (b: Builders, extras: ModeMetricsExtras) => BackendMetricsFor>
+  Record<ProxyModeName, (b: Builders, extras: ModeMetricsExtras) => BackendMetricsFor>
 > = {
   iptables: iptablesMetrics,
   ipvs: ipvsMetrics,
@@ -213,7 +211,7 @@ const MODE_METRICS: Readonly<
  */
 export function createModeMetrics(
   registry: Registry,
-  mode: MetricsMode,
+  mode: ProxyModeName,
   extras: ModeMetricsExtras = {},
 ): BackendMetricsFor {
   return MODE_METRICS[mode](metricBuilders(registry), extras);

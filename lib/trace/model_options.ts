@@ -3,7 +3,7 @@
  * nftables differ from iptables) and the configuration resolved for one family (masquerade,
  * local-traffic detection, NodePort addresses, the node's local addresses). Pure.
  */
-import type { ProxyConfig } from "../config/mod.ts";
+import type { ProxyConfig, ProxyModeName } from "../config/mod.ts";
 import { commonRenderOptions } from "../backends/common/mod.ts";
 import {
   cidrContains,
@@ -14,9 +14,6 @@ import {
   selectNodePortIPs,
 } from "../net/mod.ts";
 import type { IPFamily, ProxyState } from "../proxy/mod.ts";
-
-/** A mode the model knows, by its `--proxy-mode` name. */
-export type TraceModeName = ProxyConfig["mode"];
 
 /** How traffic from this cluster's pods is recognised (`--detect-local-mode`). */
 export type PodTrafficMatch =
@@ -29,7 +26,7 @@ export type PodTrafficMatch =
 
 /** The model's settings for one mode and one family. */
 export interface ModelOptions {
-  readonly mode: TraceModeName;
+  readonly mode: ProxyModeName;
   readonly family: IPFamily;
   readonly masqueradeAll: boolean;
   readonly podTraffic: PodTrafficMatch;
@@ -79,7 +76,7 @@ export function modelOptions(
   config: ProxyConfig,
   state: ProxyState,
   localAddresses: readonly string[] = [],
-  mode: TraceModeName = config.mode,
+  mode: ProxyModeName = config.mode,
 ): ModelOptions {
   const family = state.family;
   const nodeIPs = state.node.ips;

@@ -5,12 +5,12 @@
 import { iptablesTracer } from "./iptables/mod.ts";
 import { ipvsTracer } from "./ipvs/mod.ts";
 import { nftablesTracer } from "./nftables/mod.ts";
-import type { TraceModeName } from "./model_options.ts";
+import type { ProxyModeName } from "../config/mod.ts";
 import type { ModeTracer } from "./tracer.ts";
 
 /** Every mode's tracer, by `--proxy-mode` name. */
 // deno-lint-ignore no-explicit-any
-export const TRACERS: Readonly<Partial<Record<TraceModeName, ModeTracer<any>>>> = {
+export const TRACERS: Readonly<Partial<Record<ProxyModeName, ModeTracer<any>>>> = {
   iptables: iptablesTracer,
   ipvs: ipvsTracer,
   nftables: nftablesTracer,

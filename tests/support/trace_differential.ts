@@ -4,7 +4,7 @@
  * disagreement is shrunk to the smallest state (fewest service ports, then endpoints) that
  * still disagrees on that packet, and printed. Any mode's test calls runDifferential().
  */
-import { defaultConfig, type ProxyConfig } from "../../lib/config/mod.ts";
+import { defaultConfig, type ProxyConfig, type ProxyModeName } from "../../lib/config/mod.ts";
 import type { IPFamily, ProxyState } from "../../lib/proxy/mod.ts";
 import {
   decisionsAgree,
@@ -12,7 +12,6 @@ import {
   modelOptions,
   type ModeTracer,
   type TraceDecision,
-  type TraceModeName,
   type TracePacket,
   type TraceResult,
 } from "../../lib/trace/mod.ts";
@@ -56,7 +55,7 @@ export interface Disagreement {
 
 /** What one run covers. */
 export interface DifferentialOptions<Rules> {
-  readonly mode: TraceModeName;
+  readonly mode: ProxyModeName;
   readonly tracer: ModeTracer<Rules>;
   readonly seed: number;
   /** Service ports per generated state. */

@@ -8,7 +8,7 @@ import type { Logger } from "../../log/mod.ts";
 import { ipCommandAddressLister } from "../../net/mod.ts";
 import { commonRenderOptions } from "../common/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
-import { ModeUnavailableError, type ProxyMode } from "../mode.ts";
+import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import { cleanupIptables } from "./cleanup.ts";
 import { detectIptablesFlavour, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { localTrafficDetector } from "./local_detector.ts";
@@ -82,7 +82,7 @@ export async function enableRouteLocalnet(runner: CommandRunner, logger: Logger)
 }
 
 /** iptables mode: one proxier per family, all with the flavour the node uses. */
-export const iptablesMode: ProxyMode = {
+export const iptablesMode: ModeDefinition = {
   name: "iptables",
   startMessage: "Using iptables proxy",
   async prepare({ config, runner, logger }) {

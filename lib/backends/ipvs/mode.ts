@@ -10,7 +10,7 @@ import { parseCIDR } from "../../net/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { detectIptablesFlavour, requireIptables, usableFamilies } from "../iptables/mod.ts";
 import { commonRenderOptions } from "../common/mod.ts";
-import { ModeUnavailableError, type ProxyMode } from "../mode.ts";
+import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import type { Clock } from "../../sync/mod.ts";
 import { cleanupIpvs } from "./cleanup.ts";
 import { drainCheckIntervalMs } from "./drain_check_interval.ts";
@@ -183,7 +183,7 @@ export interface IpvsModeOptions {
 }
 
 /** IPVS mode: start checks, host settings, then one proxier per family. */
-export function createIpvsMode(options: IpvsModeOptions = {}): ProxyMode {
+export function createIpvsMode(options: IpvsModeOptions = {}): ModeDefinition {
   return {
     name: "ipvs",
     startMessage: "Using ipvs proxy",
@@ -239,4 +239,4 @@ export function createIpvsMode(options: IpvsModeOptions = {}): ProxyMode {
 }
 
 /** IPVS mode with its real defaults, as `--proxy-mode ipvs` runs it. */
-export const ipvsMode: ProxyMode = createIpvsMode();
+export const ipvsMode: ModeDefinition = createIpvsMode();

@@ -6,7 +6,7 @@ import type { ProxyConfig } from "../../config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../exec/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { commonRenderOptions } from "../common/mod.ts";
-import { ModeUnavailableError, type ProxyMode } from "../mode.ts";
+import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import { cleanupNftables } from "./cleanup.ts";
 import { createNftablesProxier } from "./proxier.ts";
 import { renderNftables } from "./render.ts";
@@ -82,7 +82,7 @@ async function checkNftables(runner: CommandRunner, options: NftablesModeOptions
 }
 
 /** nftables mode, with injectable start-check inputs. */
-export function createNftablesMode(options: NftablesModeOptions = {}): ProxyMode {
+export function createNftablesMode(options: NftablesModeOptions = {}): ModeDefinition {
   return {
     name: "nftables",
     startMessage: "Using nftables proxy",
@@ -136,4 +136,4 @@ export function createNftablesMode(options: NftablesModeOptions = {}): ProxyMode
 }
 
 /** nftables mode with real start-check inputs. */
-export const nftablesMode: ProxyMode = createNftablesMode();
+export const nftablesMode: ModeDefinition = createNftablesMode();
