@@ -5,12 +5,7 @@ import type { ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { tuneConntrack } from "../conntrack/mod.ts";
-import {
-  createModeMetrics,
-  createProxyMetrics,
-  type ProxyMetrics,
-  registerProcessMetrics,
-} from "../metrics/mod.ts";
+import { createProxyMetrics, type ProxyMetrics, registerProcessMetrics } from "../metrics/mod.ts";
 import {
   bindableHealthCheckAddresses,
   BindFailure,
@@ -119,7 +114,7 @@ async function runWithSource(started: Started): Promise<void> {
     tuneConntrack({ config: config.conntrack, runner, logger }),
     applyOomScoreAdj({ value: config.oomScoreAdj, runner, logger }),
   ]).then(() => {}, (err) => logger.error("Start-up housekeeping failed", { err }));
-  const modeMetrics = createModeMetrics(registry, mode.name, {
+  const modeMetrics = mode.registerMetrics(registry, {
     ...(prepared.packetCounters !== undefined ? { packetCounters: prepared.packetCounters } : {}),
     logger,
   });

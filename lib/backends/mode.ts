@@ -5,6 +5,7 @@
 import type { ProxyConfig, ProxyModeName } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
+import type { Registry } from "../metrics/mod.ts";
 import type { IPFamily, ProxyState } from "../proxy/mod.ts";
 import type { BackendMetrics, FamilyBackend } from "./backend.ts";
 
@@ -37,6 +38,17 @@ export interface ModeContext {
 export interface PacketCounters {
   /** Packets per kernel object name, for the objects that exist; throws when unreadable. */
   read(): Promise<ReadonlyMap<string, number>>;
+}
+
+/** Gives each family's backend its mode metrics, labelled with that family. */
+export type BackendMetricsFor = (family: IPFamily) => BackendMetrics;
+
+/** What some modes' metrics read besides the backends' reports. */
+export interface ModeMetricsExtras {
+  /** The kernel's packet counters (iptables mode: nfacct); absent where the node has none. */
+  readonly packetCounters?: PacketCounters;
+  /** Where a counter that cannot be read is reported. */
+  readonly logger?: Logger;
 }
 
 /** A mode whose start checks passed on this node. */
@@ -73,4 +85,10 @@ export interface ModeDefinition {
   render(config: ProxyConfig, states: readonly ProxyState[]): string;
   /** Removes the mode's state from the node; absent state is success, failures throw. */
   cleanup(runner: CommandRunner, logger: Logger): Promise<void>;
+  /**
+   * Registers the mode's own metrics on `registry`, as upstream's RegisterMetrics switches on
+   * the mode. Each call of the result gives one family's backend its handles and makes that
+   * family's series present at 0.
+   */
+  registerMetrics(registry: Registry, extras: ModeMetricsExtras): BackendMetricsFor;
 }

@@ -10,7 +10,8 @@ import { createIptablesProxier, iptablesRenderOptions } from "../../lib/backends
 import type { ProxyBackend } from "../../lib/backends/mod.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
-import { createModeMetrics, createProxyMetrics } from "../../lib/metrics/mod.ts";
+import { createProxyMetrics } from "../../lib/metrics/mod.ts";
+import { iptablesMode } from "../../lib/backends/iptables/mod.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import type { ObjectSink } from "../../lib/source/mod.ts";
 import { createFakeIptables } from "../support/fake_iptables.ts";
@@ -65,7 +66,7 @@ export function setupProxyApp(
   const ipt = createFakeIptables();
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
-  const familyMetrics = createModeMetrics(registry, "iptables")("IPv4");
+  const familyMetrics = iptablesMode.registerMetrics(registry, {})("IPv4");
   const lines: string[] = [];
   const logger = createLogger({ verbosity, write: (l) => lines.push(l) });
   const applied: ProxyState[][] = [];

@@ -4,18 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { Registry } from "../../lib/metrics/prom.ts";
-import {
-  createModeMetrics,
-  createProxyMetrics,
-  registerProcessMetrics,
-} from "../../lib/metrics/mod.ts";
+import { createProxyMetrics, registerProcessMetrics } from "../../lib/metrics/mod.ts";
+import { ipvsMode } from "../../lib/backends/ipvs/mod.ts";
 import { promtoolProblems } from "../support/promtool.ts";
 
 Deno.test("IPVS mode's metrics pass promtool check metrics but for upstream's _total gauges", async () => {
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
   metrics.primeFamilies(["IPv4", "IPv6"]);
-  const forFamily = createModeMetrics(registry, "ipvs");
+  const forFamily = ipvsMode.registerMetrics(registry, {});
   forFamily("IPv4");
   forFamily("IPv6");
   registerProcessMetrics(registry);

@@ -1,18 +1,26 @@
 import assert from "node:assert/strict";
 import { Registry } from "../../lib/metrics/prom.ts";
 import { createMemoryLogger } from "../../lib/log/mod.ts";
-import { NFACCT_COUNTERS } from "../../lib/backends/iptables/mod.ts";
+import { NFACCT_COUNTERS, NFACCT_METRICS } from "../../lib/backends/iptables/mod.ts";
+import { loadMode, type ModeMetricsExtras, type ProxyModeName } from "../../lib/backends/mod.ts";
 import {
-  createModeMetrics,
   createProxyMetrics,
   maxFdsFromLimits,
   NETWORK_PROGRAMMING_BUCKETS,
-  NFACCT_METRICS,
   type ProcessSource,
   registerProcessMetrics,
   SYNC_DURATION_BUCKETS,
   virtualMemoryFromStat,
 } from "../../lib/metrics/mod.ts";
+
+/** Registers `mode`'s own metrics, as the app does through the mode registry. */
+async function createModeMetrics(
+  registry: Registry,
+  mode: ProxyModeName,
+  extras: ModeMetricsExtras = {},
+) {
+  return (await loadMode(mode)).registerMetrics(registry, extras);
+}
 
 type MetricShape = { type: string; labels: string[] };
 
@@ -100,10 +108,10 @@ async function assertRegistered(
 }
 
 for (const mode of ["iptables", "ipvs", "nftables"] as const) {
-  Deno.test(`createModeMetrics() registers ${mode} mode's metrics as upstream does, no others`, async () => {
+  Deno.test(`registerMetrics() registers ${mode} mode's metrics as upstream does, no others`, async () => {
     const registry = new Registry();
     createProxyMetrics(registry);
-    createModeMetrics(registry, mode, { packetCounters: countersOf(new Map()) });
+    await createModeMetrics(registry, mode, { packetCounters: countersOf(new Map()) });
     await assertRegistered(registry, { ...UPSTREAM, ...MODE_ONLY[mode] }, MODE_OURS[mode]);
   });
 }
@@ -121,10 +129,10 @@ function countersOf(packets: Map<string, number> | null) {
   };
 }
 
-Deno.test("createModeMetrics() leaves the nfacct counters out where the node has no nfacct", async () => {
+Deno.test("registerMetrics() leaves the nfacct counters out where the node has no nfacct", async () => {
   const registry = new Registry();
   createProxyMetrics(registry);
-  createModeMetrics(registry, "iptables");
+  await createModeMetrics(registry, "iptables");
   const { iptables_ct_state_invalid_dropped_packets_total: _a, ...rest } = MODE_ONLY.iptables;
   const { iptables_localhost_nodeports_accepted_packets_total: _b, ...withoutNfacct } = rest;
   await assertRegistered(registry, { ...UPSTREAM, ...withoutNfacct });
@@ -137,7 +145,7 @@ Deno.test("the nfacct counters report the kernel's packet counts, read once per 
     7,
   ]]);
   const counters = countersOf(packets);
-  createModeMetrics(registry, "iptables", { packetCounters: counters });
+  await createModeMetrics(registry, "iptables", { packetCounters: counters });
   const text = await registry.metrics();
   assert.match(text, /^# TYPE kubeproxy_iptables_ct_state_invalid_dropped_packets_total counter$/m);
   assert.match(text, /^kubeproxy_iptables_ct_state_invalid_dropped_packets_total 3$/m);
@@ -150,14 +158,14 @@ Deno.test("an nfacct counter that cannot be read is logged and shows no sample",
   const logger = createMemoryLogger();
   // One object missing; then nfacct failing altogether.
   const missing = countersOf(new Map([["localhost_nps_accepted_pkts", 2]]));
-  createModeMetrics(registry, "iptables", { packetCounters: missing, logger });
+  await createModeMetrics(registry, "iptables", { packetCounters: missing, logger });
   const text = await registry.metrics();
   assert.doesNotMatch(text, /^kubeproxy_iptables_ct_state_invalid_dropped_packets_total /m);
   assert.match(text, /^kubeproxy_iptables_localhost_nodeports_accepted_packets_total 2$/m);
   assert.match(logger.lines.join("\n"), /Failed to collect nfacct counter.*ct_state_invalid/);
 
   const failing = new Registry();
-  createModeMetrics(failing, "iptables", { packetCounters: countersOf(null), logger });
+  await createModeMetrics(failing, "iptables", { packetCounters: countersOf(null), logger });
   const none = await failing.metrics();
   assert.doesNotMatch(none, /^kubeproxy_iptables_\w+_packets_total \d/m);
 });
@@ -197,7 +205,7 @@ Deno.test("a family's mode metrics count under its ip_family and are present at 
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
   metrics.primeFamilies(["IPv4", "IPv6"]);
-  const forFamily = createModeMetrics(registry, "iptables");
+  const forFamily = await createModeMetrics(registry, "iptables");
   const v4 = forFamily("IPv4"), v6 = forFamily("IPv6");
   const before = await registry.metrics();
   for (const f of ["IPv4", "IPv6"]) {
@@ -234,7 +242,7 @@ Deno.test("a family's mode metrics count under its ip_family and are present at 
 
 Deno.test("nftables mode counts sync and cleanup failures per family", async () => {
   const registry = new Registry();
-  const nft = createModeMetrics(registry, "nftables")("IPv6");
+  const nft = (await createModeMetrics(registry, "nftables"))("IPv6");
   nft.applyFailed(true);
   nft.cleanupFailed();
   nft.cleanupFailed();

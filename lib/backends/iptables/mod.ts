@@ -16,3 +16,4 @@ export * from "./restore_payload.ts";
 export * from "./rule_buffer.ts";
 export * from "./top_level_chains.ts";
 export * from "./mode.ts";
+export * from "./metrics.ts";

@@ -12,6 +12,7 @@ import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import { cleanupIptables } from "./cleanup.ts";
 import { detectIptablesFlavour, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { localTrafficDetector } from "./local_detector.ts";
+import { registerIptablesMetrics } from "./metrics.ts";
 import { createIptablesProxier } from "./proxier.ts";
 import { createNfacctClient, NFACCT_COUNTERS, probeNfacct } from "./nfacct.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
@@ -133,4 +134,5 @@ export const iptablesMode: ModeDefinition = {
     return out.join("\n") + "\n";
   },
   cleanup: cleanupIptables,
+  registerMetrics: registerIptablesMetrics,
 };

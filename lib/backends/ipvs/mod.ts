@@ -18,3 +18,4 @@ export * from "./proxier.ts";
 export * from "./render.ts";
 export * from "./render_iptables.ts";
 export * from "./virtual_server.ts";
+export * from "./metrics.ts";

@@ -13,6 +13,7 @@ import { commonRenderOptions } from "../common/mod.ts";
 import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import type { Clock } from "../../sync/mod.ts";
 import { cleanupIpvs } from "./cleanup.ts";
+import { registerIpvsMetrics } from "./metrics.ts";
 import { drainCheckIntervalMs } from "./drain_check_interval.ts";
 import { type IpvsOptions, resolveScheduler } from "./ipvs_options.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
@@ -235,6 +236,7 @@ export function createIpvsMode(options: IpvsModeOptions = {}): ModeDefinition {
       }
     },
     cleanup: cleanupIpvs,
+    registerMetrics: registerIpvsMetrics,
   };
 }
 

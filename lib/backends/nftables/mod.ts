@@ -14,3 +14,4 @@ export * from "./table_store.ts";
 export * from "./proxier.ts";
 export * from "./table_stamp.ts";
 export * from "./mode.ts";
+export * from "./metrics.ts";

@@ -8,6 +8,7 @@ import type { IPFamily } from "../../proxy/mod.ts";
 import { commonRenderOptions } from "../common/mod.ts";
 import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import { cleanupNftables } from "./cleanup.ts";
+import { registerNftablesMetrics } from "./metrics.ts";
 import { createNftablesProxier } from "./proxier.ts";
 import { renderNftables } from "./render.ts";
 import type { NftablesRenderOptions } from "./render_options.ts";
@@ -132,6 +133,7 @@ export function createNftablesMode(options: NftablesModeOptions = {}): ModeDefin
       return out.join("\n") + "\n";
     },
     cleanup: cleanupNftables,
+    registerMetrics: registerNftablesMetrics,
   };
 }
 
