@@ -8,7 +8,7 @@
 import { iptablesRenderOptions, renderFullRestore } from "../lib/backends/iptables/mod.ts";
 import { defaultConfig } from "../lib/config/mod.ts";
 import { parseIptablesRules, parseIptablesSave } from "../lib/netfilter/mod.ts";
-import { iptablesTracer } from "../lib/trace/iptables/mod.ts";
+import { iptablesTracer } from "../lib/backends/iptables/mod.ts";
 import { modelDecision, modelOptions } from "../lib/trace/mod.ts";
 import { familyPlan, generatePackets, generateState } from "../tests/support/trace_states.ts";
 

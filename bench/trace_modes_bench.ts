@@ -8,8 +8,8 @@
  */
 import { defaultConfig } from "../lib/config/mod.ts";
 import { modelDecision, modelOptions } from "../lib/trace/mod.ts";
-import { ipvsTracer } from "../lib/trace/ipvs/mod.ts";
-import { nftablesTracer } from "../lib/trace/nftables/mod.ts";
+import { ipvsTracer } from "../lib/backends/ipvs/mod.ts";
+import { nftablesTracer } from "../lib/backends/nftables/mod.ts";
 import { familyPlan, generatePackets, generateState } from "../tests/support/trace_states.ts";
 
 const SIZE = 2000;

@@ -19,9 +19,9 @@ import {
   type TraceDecision,
   type TracePacket,
   type TraceResult,
-  TRACERS,
   type TraceSource,
 } from "../trace/mod.ts";
+import { loadMode } from "../backends/mod.ts";
 import { CommandFailure } from "./command_failure.ts";
 import { loadManifestState } from "./initial_state.ts";
 import { trackerSettings } from "./tracker_settings.ts";
@@ -139,15 +139,7 @@ export async function traceCommand(
   options: TraceCommandOptions,
 ): Promise<TraceOutcome> {
   const { runner, logger } = options;
-  const tracer = TRACERS[config.mode];
-  if (tracer === undefined) {
-    throw new CommandFailure(
-      `Invalid --proxy-mode "${config.mode}" for trace: expected one of ${
-        Object.keys(TRACERS).join(", ")
-      } (no tracer for this mode yet)`,
-      1,
-    );
-  }
+  const { tracer } = await loadMode(config.mode);
   const state = await (options.loadState ?? ((c, f) => loadTraceState(c, f, logger)))(
     config,
     request.family,

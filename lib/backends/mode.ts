@@ -6,6 +6,7 @@ import type { ProxyConfig, ProxyModeName } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { Registry } from "../metrics/mod.ts";
+import type { ModeTracer } from "../trace/mod.ts";
 import type { IPFamily, ProxyState } from "../proxy/mod.ts";
 import type { BackendMetrics, FamilyBackend } from "./backend.ts";
 
@@ -91,4 +92,7 @@ export interface ModeDefinition {
    * family's series present at 0.
    */
   registerMetrics(registry: Registry, extras: ModeMetricsExtras): BackendMetricsFor;
+  /** Follows a packet through the mode's rules, read from the kernel or rendered (`trace`). */
+  // deno-lint-ignore no-explicit-any
+  readonly tracer: ModeTracer<any>;
 }

@@ -5,4 +5,3 @@ export * from "./model_options.ts";
 export * from "./model_match.ts";
 export * from "./model.ts";
 export * from "./explain.ts";
-export * from "./tracers.ts";

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { renderCommand } from "../../lib/app/commands.ts";
 import { trackerSettings } from "../../lib/app/tracker_settings.ts";
 import { commonRenderOptions } from "../../lib/backends/common/mod.ts";
-import { iptablesRenderOptions } from "../../lib/backends/iptables/mode.ts";
-import { ipvsModeOptions } from "../../lib/backends/ipvs/mode.ts";
+import { iptablesRenderOptions } from "../../lib/backends/iptables/render_options.ts";
+import { ipvsModeOptions } from "../../lib/backends/ipvs/ipvs_options.ts";
 import {
   type CommandLine,
   ConfigError,

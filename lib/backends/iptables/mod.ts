@@ -17,3 +17,4 @@ export * from "./rule_buffer.ts";
 export * from "./top_level_chains.ts";
 export * from "./mode.ts";
 export * from "./metrics.ts";
+export * from "./tracer.ts";

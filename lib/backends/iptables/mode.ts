@@ -2,36 +2,19 @@
  * iptables mode as the app sees it: start checks (which iptables the node uses, which families
  * work), the render options taken from the configuration, `render` and `--cleanup`.
  */
-import type { ProxyConfig } from "../../config/mod.ts";
 import { type CommandRunner, ensureSysctl } from "../../exec/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import { ipCommandAddressLister } from "../../net/mod.ts";
-import { commonRenderOptions } from "../common/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import { cleanupIptables } from "./cleanup.ts";
 import { detectIptablesFlavour, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
-import { localTrafficDetector } from "./local_detector.ts";
 import { registerIptablesMetrics } from "./metrics.ts";
 import { createIptablesProxier } from "./proxier.ts";
 import { createNfacctClient, NFACCT_COUNTERS, probeNfacct } from "./nfacct.ts";
-import type { IptablesRenderOptions } from "./render_options.ts";
+import { iptablesRenderOptions } from "./render_options.ts";
+import { iptablesTracer } from "./tracer.ts";
 import { renderFullRestore } from "./restore_payload.ts";
-
-/** The render options of one family, taken from the configuration. */
-export function iptablesRenderOptions(
-  config: ProxyConfig,
-  family: IPFamily,
-): IptablesRenderOptions {
-  const common = commonRenderOptions(config, family);
-  // Fail at startup, not at every sync, on an interface name that cannot go into a rule.
-  localTrafficDetector({
-    mode: common.detectLocalMode,
-    bridgeInterface: common.bridgeInterface,
-    interfaceNamePrefix: common.interfaceNamePrefix,
-  }, family);
-  return { ...common, localhostNodePorts: config.iptables.localhostNodePorts };
-}
 
 /**
  * Whether the nat table of a family and flavour can be read here, reading as little as
@@ -135,4 +118,5 @@ export const iptablesMode: ModeDefinition = {
   },
   cleanup: cleanupIptables,
   registerMetrics: registerIptablesMetrics,
+  tracer: iptablesTracer,
 };

@@ -11,6 +11,8 @@ import {
   CT_STATE_INVALID_DROPPED_COUNTER,
   LOCALHOST_NODEPORTS_ACCEPTED_COUNTER,
 } from "./nfacct.ts";
+import type { ProxyConfig } from "../../config/mod.ts";
+import { commonRenderOptions } from "../common/mod.ts";
 
 /** What the renderer needs besides the ProxyState; every field has upstream's default. */
 export interface IptablesRenderOptions {
@@ -128,4 +130,19 @@ export function resolveRenderConfig(
     nodePortIPs,
     nodeIPs,
   };
+}
+
+/** The render options of one family, taken from the configuration. */
+export function iptablesRenderOptions(
+  config: ProxyConfig,
+  family: IPFamily,
+): IptablesRenderOptions {
+  const common = commonRenderOptions(config, family);
+  // Fail at startup, not at every sync, on an interface name that cannot go into a rule.
+  localTrafficDetector({
+    mode: common.detectLocalMode,
+    bridgeInterface: common.bridgeInterface,
+    interfaceNamePrefix: common.interfaceNamePrefix,
+  }, family);
+  return { ...common, localhostNodePorts: config.iptables.localhostNodePorts };
 }

@@ -14,6 +14,8 @@ import {
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { masqueradeMarkText } from "../common/mod.ts";
 import { type DetectLocalMode, localTrafficDetector } from "../iptables/mod.ts";
+import type { ProxyConfig } from "../../config/mod.ts";
+import { commonRenderOptions } from "../common/mod.ts";
 
 /** What IPVS mode needs besides the ProxyState; every field has upstream's default. */
 export interface IpvsOptions {
@@ -119,5 +121,14 @@ export function resolveIpvsConfig(
     nodePortIPs,
     primaryNodeIP: state.node.ips[0],
     excludeCIDRs,
+  };
+}
+
+/** The IPVS options of one family, taken from the configuration. */
+export function ipvsModeOptions(config: ProxyConfig, family: IPFamily): IpvsOptions {
+  return {
+    ...commonRenderOptions(config, family),
+    scheduler: config.ipvs.scheduler,
+    excludeCIDRs: config.ipvs.excludeCIDRs,
   };
 }

@@ -19,3 +19,10 @@ export * from "./render.ts";
 export * from "./render_iptables.ts";
 export * from "./virtual_server.ts";
 export * from "./metrics.ts";
+export * from "./tracer.ts";
+export {
+  type IpvsRules,
+  ipvsServiceNames,
+  readIpvsRules,
+  renderedIpvsRules,
+} from "./trace_rules.ts";

@@ -7,27 +7,17 @@ import type { ProxyConfig } from "../../config/mod.ts";
 import { type CommandRunner, ensureSysctl, readSysctl } from "../../exec/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import { parseCIDR } from "../../net/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
 import { detectIptablesFlavour, requireIptables, usableFamilies } from "../iptables/mod.ts";
-import { commonRenderOptions } from "../common/mod.ts";
 import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import type { Clock } from "../../sync/mod.ts";
 import { cleanupIpvs } from "./cleanup.ts";
 import { registerIpvsMetrics } from "./metrics.ts";
 import { drainCheckIntervalMs } from "./drain_check_interval.ts";
-import { type IpvsOptions, resolveScheduler } from "./ipvs_options.ts";
+import { ipvsModeOptions, resolveScheduler } from "./ipvs_options.ts";
+import { ipvsTracer } from "./tracer.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
 import { createIpvsProxier } from "./proxier.ts";
 import { renderIpvsText } from "./render.ts";
-
-/** The IPVS options of one family, taken from the configuration. */
-export function ipvsModeOptions(config: ProxyConfig, family: IPFamily): IpvsOptions {
-  return {
-    ...commonRenderOptions(config, family),
-    scheduler: config.ipvs.scheduler,
-    excludeCIDRs: config.ipvs.excludeCIDRs,
-  };
-}
 
 /** The oldest ipset major version upstream accepts (MinIPSetCheckVersion "6.0"). */
 const MIN_IPSET_MAJOR = 6;
@@ -237,6 +227,7 @@ export function createIpvsMode(options: IpvsModeOptions = {}): ModeDefinition {
     },
     cleanup: cleanupIpvs,
     registerMetrics: registerIpvsMetrics,
+    tracer: ipvsTracer,
   };
 }
 

@@ -15,3 +15,6 @@ export * from "./proxier.ts";
 export * from "./table_stamp.ts";
 export * from "./mode.ts";
 export * from "./metrics.ts";
+export * from "./tracer.ts";
+export { parseNftTableListing } from "./trace_table_text.ts";
+export { type NftExpr, parseNftRule } from "./trace_rule_parse.ts";

@@ -2,25 +2,16 @@
  * nftables mode as the app sees it: upstream's start checks (nft ≥ 1.0.1, kernel ≥ 5.13, a
  * checked test table), one proxier per family, `render` and `--cleanup`.
  */
-import type { ProxyConfig } from "../../config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../exec/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
-import { commonRenderOptions } from "../common/mod.ts";
 import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import { cleanupNftables } from "./cleanup.ts";
 import { registerNftablesMetrics } from "./metrics.ts";
 import { createNftablesProxier } from "./proxier.ts";
 import { renderNftables } from "./render.ts";
-import type { NftablesRenderOptions } from "./render_options.ts";
+import { nftablesRenderOptions } from "./render_options.ts";
+import { nftablesTracer } from "./tracer.ts";
 import { fullTransaction } from "./transaction.ts";
-
-/** The render options of one family, taken from the configuration. */
-export function nftablesRenderOptions(
-  config: ProxyConfig,
-  family: IPFamily,
-): NftablesRenderOptions {
-  return commonRenderOptions(config, family);
-}
 
 /** `nftables v1.0.6 (Lester Gooch #5)` → [1, 0, 6]; null when unreadable. */
 export function parseNftVersion(text: string): number[] | null {
@@ -134,6 +125,7 @@ export function createNftablesMode(options: NftablesModeOptions = {}): ModeDefin
     },
     cleanup: cleanupNftables,
     registerMetrics: registerNftablesMetrics,
+    tracer: nftablesTracer,
   };
 }
 

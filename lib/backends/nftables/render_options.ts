@@ -14,6 +14,8 @@ import {
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { masqueradeMarkText } from "../common/mod.ts";
 import type { NftFamily } from "./table_model.ts";
+import type { ProxyConfig } from "../../config/mod.ts";
+import { commonRenderOptions } from "../common/mod.ts";
 
 /** --detect-local-mode values, spelled as upstream's KubeProxyConfiguration. */
 export type NftDetectLocalMode =
@@ -151,4 +153,12 @@ function outermostCIDRs(raw: readonly string[], family: IPFamily): readonly stri
   return cidrs.filter((c, i) =>
     !cidrs.some((o, j) => j !== i && covers(o, c) && (o.prefix < c.prefix || j < i))
   ).map(cidrString);
+}
+
+/** The render options of one family, taken from the configuration. */
+export function nftablesRenderOptions(
+  config: ProxyConfig,
+  family: IPFamily,
+): NftablesRenderOptions {
+  return commonRenderOptions(config, family);
 }

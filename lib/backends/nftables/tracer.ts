@@ -5,19 +5,17 @@
  * reads one rule syntax; nft's JSON would need a second evaluator).
  */
 import type { ProxyConfig } from "../../config/mod.ts";
-import {
-  NFT_TABLE,
-  nftablesRenderOptions,
-  type NftTableModel,
-  renderNftables,
-} from "../../backends/nftables/mod.ts";
+import { nftablesRenderOptions } from "./render_options.ts";
+import { NFT_TABLE } from "./names.ts";
+import { renderNftables } from "./render.ts";
+import { type NftTableModel } from "./table_model.ts";
 import { type CommandRunner, runChecked } from "../../exec/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
-import type { TracePacket, TraceResult } from "../decision.ts";
-import type { ModeTracer, TraceNode } from "../tracer.ts";
-import { decideNft } from "./decide.ts";
-import { parseNftTableListing } from "./table_text.ts";
-import { type NftBranch, NftWalker } from "./walk.ts";
+import type { TracePacket, TraceResult } from "../../trace/mod.ts";
+import type { ModeTracer, TraceNode } from "../../trace/mod.ts";
+import { decideNft } from "./trace_decide.ts";
+import { parseNftTableListing } from "./trace_table_text.ts";
+import { type NftBranch, NftWalker } from "./trace_walk.ts";
 
 /** Reads the family's `kube-proxy` table with a read-only `nft list table`. */
 export async function readNftTable(

@@ -3,10 +3,10 @@
  * ipset matches, then the virtual server and its real servers. Decisions and paths.
  */
 import assert from "node:assert/strict";
-import { defaultConfig } from "../../lib/config/mod.ts";
-import type { TraceResult } from "../../lib/trace/decision.ts";
-import { ipvsTracer } from "../../lib/trace/ipvs/mod.ts";
-import { handState, NODE, NODE_IP, packet } from "./mode_tracer_fixtures.ts";
+import { defaultConfig } from "../../../lib/config/mod.ts";
+import type { TraceResult } from "../../../lib/trace/decision.ts";
+import { ipvsTracer } from "../../../lib/backends/ipvs/mod.ts";
+import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 
 const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"], mode: "ipvs" as const };
 const rules = ipvsTracer.rendered(config, handState());

@@ -6,13 +6,11 @@
  * state when one is at hand.
  */
 import type { ProxyConfig } from "../../config/mod.ts";
-import {
-  computeIpvsDesiredState,
-  ipvsModeOptions,
-  renderIpvsPayloads,
-  virtualServerKey,
-} from "../../backends/ipvs/mod.ts";
-import { detectIptablesFlavour, iptablesBinaries } from "../../backends/iptables/mod.ts";
+import { computeIpvsDesiredState } from "./desired_state.ts";
+import { ipvsModeOptions } from "./ipvs_options.ts";
+import { renderIpvsPayloads } from "./render.ts";
+import { virtualServerKey } from "./virtual_server.ts";
+import { detectIptablesFlavour, iptablesBinaries } from "../iptables/mod.ts";
 import { type CommandRunner, runChecked } from "../../exec/mod.ts";
 import { canonicalIP, ipFamily } from "../../net/mod.ts";
 import {

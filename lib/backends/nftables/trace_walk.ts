@@ -4,16 +4,12 @@
  * (`numgen random mod N`, `jhash … mod N`) fork the walk into N equally likely branches, so
  * the result is every way the packet can go, each with its probability. Pure.
  */
-import {
-  type NftSet,
-  type NftTableModel,
-  SERVICE_IPS,
-  SERVICE_NODEPORTS,
-} from "../../backends/nftables/mod.ts";
+import { SERVICE_IPS, SERVICE_NODEPORTS } from "./names.ts";
+import { type NftSet, type NftTableModel } from "./table_model.ts";
 import { canonicalIP, cidrContains, parseCIDR } from "../../net/mod.ts";
-import type { TracePacket } from "../decision.ts";
-import type { TraceNode } from "../tracer.ts";
-import { type NftExpr, type NftField, parseNftRule } from "./rule_parse.ts";
+import type { TracePacket } from "../../trace/mod.ts";
+import type { TraceNode } from "../../trace/mod.ts";
+import { type NftExpr, type NftField, parseNftRule } from "./trace_rule_parse.ts";
 
 /** An element a lookup matched: its set, key and comment. */
 export interface NftElementHit {

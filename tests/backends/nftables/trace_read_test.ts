@@ -5,24 +5,24 @@
  * prints back that the renderer never writes, and refusals of unknown expressions.
  */
 import assert from "node:assert/strict";
-import { fullTransaction } from "../../lib/backends/nftables/mod.ts";
-import { defaultConfig } from "../../lib/config/mod.ts";
-import { type CommandRunner, denoCommandRunner, runChecked } from "../../lib/exec/mod.ts";
-import type { ProxyState } from "../../lib/proxy/mod.ts";
-import type { TracePacket } from "../../lib/trace/decision.ts";
+import { fullTransaction } from "../../../lib/backends/nftables/mod.ts";
+import { defaultConfig } from "../../../lib/config/mod.ts";
+import { type CommandRunner, denoCommandRunner, runChecked } from "../../../lib/exec/mod.ts";
+import type { ProxyState } from "../../../lib/proxy/mod.ts";
+import type { TracePacket } from "../../../lib/trace/decision.ts";
 import {
   nftablesTracer,
   parseNftRule,
   parseNftTableListing,
-} from "../../lib/trace/nftables/mod.ts";
+} from "../../../lib/backends/nftables/mod.ts";
 import {
   addNamespaces,
   deleteNamespaces,
   requireCommands,
   requireNetnsSupport,
-} from "../../scripts/netns/namespaces.ts";
-import { familyPlan, generatePackets, generateState } from "../support/trace_states.ts";
-import { handState, NODE, NODE_IP, packet } from "./mode_tracer_fixtures.ts";
+} from "../../../scripts/netns/namespaces.ts";
+import { familyPlan, generatePackets, generateState } from "../../support/trace_states.ts";
+import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 
 const NS = "tm-nftread";
 

@@ -6,18 +6,19 @@
  * Every packet of a grid must trace as it does over the rendered objects.
  */
 import assert from "node:assert/strict";
-import { defaultConfig } from "../../lib/config/mod.ts";
-import { type CommandRunner, denoCommandRunner, runChecked } from "../../lib/exec/mod.ts";
-import type { TracePacket } from "../../lib/trace/decision.ts";
-import { ipvsTracer, parseLinkAddresses } from "../../lib/trace/ipvs/mod.ts";
+import { defaultConfig } from "../../../lib/config/mod.ts";
+import { type CommandRunner, denoCommandRunner, runChecked } from "../../../lib/exec/mod.ts";
+import type { TracePacket } from "../../../lib/trace/decision.ts";
+import { ipvsTracer } from "../../../lib/backends/ipvs/mod.ts";
+import { parseLinkAddresses } from "../../../lib/backends/ipvs/trace_rules.ts";
 import {
   addNamespaces,
   deleteNamespaces,
   requireCommands,
   requireNetnsSupport,
-} from "../../scripts/netns/namespaces.ts";
-import { createFakeIpvsadm } from "../support/fake_ipvsadm.ts";
-import { handState, NODE, NODE_IP, packet } from "./mode_tracer_fixtures.ts";
+} from "../../../scripts/netns/namespaces.ts";
+import { createFakeIpvsadm } from "../../support/fake_ipvsadm.ts";
+import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 
 const NS = "tm-ipvsread";
 

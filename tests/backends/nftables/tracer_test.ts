@@ -3,10 +3,10 @@
  * decisions and paths for every feature the renderer branches on.
  */
 import assert from "node:assert/strict";
-import { defaultConfig } from "../../lib/config/mod.ts";
-import { nftablesTracer } from "../../lib/trace/nftables/mod.ts";
-import type { TraceResult } from "../../lib/trace/decision.ts";
-import { handState, NODE, NODE_IP, packet } from "./mode_tracer_fixtures.ts";
+import { defaultConfig } from "../../../lib/config/mod.ts";
+import { nftablesTracer } from "../../../lib/backends/nftables/mod.ts";
+import type { TraceResult } from "../../../lib/trace/decision.ts";
+import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 
 const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] };
 const table = nftablesTracer.rendered(config, handState());

@@ -5,13 +5,13 @@
  * the model holds them; dynamic-set bookkeeping (`timeout …`, `expires …`) is dropped from keys.
  * Pure.
  */
-import type {
-  NftChain,
-  NftFamily,
-  NftHook,
-  NftSet,
-  NftTableModel,
-} from "../../backends/nftables/mod.ts";
+import {
+  type NftChain,
+  type NftFamily,
+  type NftHook,
+  type NftSet,
+  type NftTableModel,
+} from "./table_model.ts";
 
 /** Named chain priorities as nft prints them (`dstnat - 10`). */
 const PRIORITY_NAMES: Readonly<Record<string, number>> = {

@@ -3,11 +3,11 @@
  * IP plan: pods 10.0.0.0/8, service IPs 172.30.0.0/16, node 192.168.0.2, external 203.0.113.2.
  */
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
-import { defaultConfig, type ProxyConfig } from "../../lib/config/mod.ts";
-import { parseIptablesRules, UnknownMatchError } from "../../lib/netfilter/mod.ts";
-import { iptablesTracer } from "../../lib/trace/iptables/mod.ts";
-import type { TracePacket, TraceSource } from "../../lib/trace/decision.ts";
-import { ep, NODE_IP, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
+import { defaultConfig, type ProxyConfig } from "../../../lib/config/mod.ts";
+import { parseIptablesRules, UnknownMatchError } from "../../../lib/netfilter/mod.ts";
+import { iptablesTracer } from "../../../lib/backends/iptables/mod.ts";
+import type { TracePacket, TraceSource } from "../../../lib/trace/decision.ts";
+import { ep, NODE_IP, sps, state, svc } from "../iptables/state_fixtures.ts";
 
 const node = { localAddresses: [NODE_IP, "127.0.0.1"] };
 const FROM: Record<TraceSource, string> = {

@@ -7,13 +7,9 @@
  * one answers ICMP port-unreachable (reject); then nat POSTROUTING masquerades marked traffic.
  * From the node, IPVS acts at LOCAL_OUT, before filter OUTPUT (KUBE-IPVS-OUT-FILTER).
  */
-import {
-  type IpvsTable,
-  type KernelIpset,
-  parseIpsetSave,
-  parseIpvsadmSave,
-  virtualServerKey,
-} from "../../backends/ipvs/mod.ts";
+import { type KernelIpset, parseIpsetSave } from "./ipset_parser.ts";
+import { parseIpvsadmSave } from "./ipvsadm_parser.ts";
+import { type IpvsTable, virtualServerKey } from "./virtual_server.ts";
 import { joinHostPort } from "../../net/mod.ts";
 import {
   type IptablesRules,
@@ -27,11 +23,16 @@ import {
   type WalkState,
 } from "../../netfilter/mod.ts";
 import type { Protocol } from "../../proxy/mod.ts";
-import type { TraceDecision, TracePacket, TraceResult } from "../decision.ts";
-import type { ModeTracer, TraceNode } from "../tracer.ts";
-import { canonicalAddress } from "./canonical.ts";
-import { ipsetMatches } from "./ipset_match.ts";
-import { type IpvsRules, ipvsServiceNames, readIpvsRules, renderedIpvsRules } from "./rules.ts";
+import type { TraceDecision, TracePacket, TraceResult } from "../../trace/mod.ts";
+import type { ModeTracer, TraceNode } from "../../trace/mod.ts";
+import { canonicalAddress } from "./trace_canonical.ts";
+import { ipsetMatches } from "./trace_ipset_match.ts";
+import {
+  type IpvsRules,
+  ipvsServiceNames,
+  readIpvsRules,
+  renderedIpvsRules,
+} from "./trace_rules.ts";
 
 interface ParsedIpvs {
   readonly table: IpvsTable;

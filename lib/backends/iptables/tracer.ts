@@ -4,16 +4,13 @@
  * FORWARD otherwise; the node's own packets OUTPUT, then INPUT when local), then nat
  * POSTROUTING for masquerade, and turns the ways out into a TraceDecision.
  */
-import {
-  detectIptablesFlavour,
-  iptablesBinaries,
-  iptablesRenderOptions,
-  renderFullRestore,
-} from "../../backends/iptables/mod.ts";
+import { detectIptablesFlavour, iptablesBinaries } from "./flavour.ts";
+import { iptablesRenderOptions } from "./render_options.ts";
+import { renderFullRestore } from "./restore_payload.ts";
 import { type CommandRunner, runChecked } from "../../exec/mod.ts";
 import { joinHostPort } from "../../net/mod.ts";
-import type { TraceDecision, TraceDropReason, TracePacket, TraceResult } from "../decision.ts";
-import type { ModeTracer, TraceNode } from "../tracer.ts";
+import type { TraceDecision, TraceDropReason, TracePacket, TraceResult } from "../../trace/mod.ts";
+import type { ModeTracer, TraceNode } from "../../trace/mod.ts";
 import {
   IPTABLES_MODE_MODULES,
   type IptablesRules,
