@@ -14,6 +14,7 @@ export type {
   NFTablesConfig,
   ProxyConfig,
   ProxyModeName,
+  TraceRequest,
   VModuleItem,
   WinkernelConfig,
 } from "./types.ts";
@@ -32,4 +33,4 @@ export {
 export { formatDuration, parseDuration } from "./duration.ts";
 export { helpText, VERSION } from "./help.ts";
 export { validateConfig, type ValidationIssue } from "./validate.ts";
-export { parseTraceArgs, TRACE_FLAGS, type TraceRequest } from "./trace_args.ts";
+export { parseTraceArgs, TRACE_FLAGS } from "./trace_args.ts";

@@ -5,24 +5,7 @@
  */
 import { canonicalIP, ipFamily } from "../net/mod.ts";
 import type { FlagValue } from "./flag_table.ts";
-import { ConfigError } from "./types.ts";
-
-/** A transport protocol as `--to` spells it. */
-export type TraceArgProtocol = "tcp" | "udp" | "sctp";
-
-/** What `trace` was asked. */
-export interface TraceRequest {
-  readonly family: "IPv4" | "IPv6";
-  readonly from: string;
-  readonly to: string;
-  readonly port: number;
-  readonly protocol: TraceArgProtocol;
-  /** Where the packet enters; "auto" = told from --from (a node address, a pod, or outside). */
-  readonly source: "pod" | "node" | "external" | "auto";
-  readonly output: "text" | "json";
-  /** Trace the mode's rendering of the state instead of the kernel's rules. */
-  readonly rendered: boolean;
-}
+import { ConfigError, type TraceArgProtocol, type TraceRequest } from "./types.ts";
 
 /** The flags only `trace` takes. */
 export const TRACE_FLAGS: readonly string[] = ["from", "to", "source", "output", "rendered"];

@@ -3,7 +3,6 @@
  * camelCase, durations in milliseconds, plus the values resolved for the chosen mode and our own
  * additions (manifests, node IPs).
  */
-import type { TraceRequest } from "./trace_args.ts";
 
 /**
  * The proxy modes, by the names `--proxy-mode` and `mode:` take ("" resolves to iptables on
@@ -180,4 +179,21 @@ export interface CommandLine {
 /** Bad flags, a bad config file or an invalid value; the caller prints the message and exits 1. */
 export class ConfigError extends Error {
   override name = "ConfigError";
+}
+
+/** A transport protocol as `--to` spells it. */
+export type TraceArgProtocol = "tcp" | "udp" | "sctp";
+
+/** What `trace` was asked. */
+export interface TraceRequest {
+  readonly family: "IPv4" | "IPv6";
+  readonly from: string;
+  readonly to: string;
+  readonly port: number;
+  readonly protocol: TraceArgProtocol;
+  /** Where the packet enters; "auto" = told from --from (a node address, a pod, or outside). */
+  readonly source: "pod" | "node" | "external" | "auto";
+  readonly output: "text" | "json";
+  /** Trace the mode's rendering of the state instead of the kernel's rules. */
+  readonly rendered: boolean;
 }

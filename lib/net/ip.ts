@@ -1,5 +1,7 @@
 /** Strict IP address and CIDR parsing: every address from the API or a file passes through here. */
-import type { IPFamily } from "../proxy/types.ts";
+
+/** An IP family; one proxier (and one ProxyState) exists per family. */
+export type IPFamily = "IPv4" | "IPv6";
 
 const IPV4_OCTET = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 /**

@@ -3,8 +3,7 @@
  * upstream's NodePortAddresses.GetNodeIPs reads the interfaces on every sync).
  */
 import { CommandError, type CommandRunner } from "../exec/mod.ts";
-import { canonicalIP, ipFamily } from "./ip.ts";
-import type { IPFamily } from "../proxy/types.ts";
+import { canonicalIP, type IPFamily, ipFamily } from "./ip.ts";
 
 /** Lists the addresses of one family on every interface of this node. */
 export type LocalAddressLister = (family: IPFamily) => Promise<readonly string[]>;

@@ -2,8 +2,7 @@
  * `--nodeport-addresses` resolved for one IP family, as upstream's NodePortAddresses: which
  * local addresses accept NodePort (and health check) traffic. Pure; every mode uses this copy.
  */
-import type { IPFamily } from "../proxy/types.ts";
-import { type CIDR, cidrContains, parseCIDR } from "./ip.ts";
+import { type CIDR, cidrContains, type IPFamily, parseCIDR } from "./ip.ts";
 
 /** The entries of one family, and what they mean together. */
 export interface NodePortAddresses {

@@ -5,12 +5,13 @@
  * IP plan used throughout the tests: pods 10.0.0.0/8, service IPs 172.30.0.0/16,
  * node 192.168.0.2, external client 203.0.113.2.
  */
+import type { IPFamily } from "../net/mod.ts";
 
 /** A transport protocol a Service port can carry. */
 export type Protocol = "TCP" | "UDP" | "SCTP";
 
-/** An IP family; one proxier (and one ProxyState) exists per family. */
-export type IPFamily = "IPv4" | "IPv6";
+/** An IP family; one proxier (and one ProxyState) exists per family (declared by lib/net). */
+export type { IPFamily };
 
 /** Identifies one port of one Service, as upstream's ServicePortName (`ns/name:port`). */
 export interface ServicePortName {
