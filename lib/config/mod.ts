@@ -23,6 +23,7 @@ export { parseCommandLine, type ParseCommandLineOptions } from "./command_line.t
 export { decodeConfigFile } from "./config_file.ts";
 export { configToYaml } from "./config_yaml.ts";
 export { defaultConfig, primaryNodeIPOverride } from "./defaults.ts";
+export { type CommonRenderOptions, commonRenderOptions } from "./family_options.ts";
 export {
   checkFeatureGates,
   FEATURE_GATES,

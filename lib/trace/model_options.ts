@@ -3,8 +3,7 @@
  * nftables differ from iptables) and the configuration resolved for one family (masquerade,
  * local-traffic detection, NodePort addresses, the node's local addresses). Pure.
  */
-import type { ProxyConfig, ProxyModeName } from "../config/mod.ts";
-import { commonRenderOptions } from "../backends/common/mod.ts";
+import { commonRenderOptions, type ProxyConfig, type ProxyModeName } from "../config/mod.ts";
 import {
   cidrContains,
   cidrString,

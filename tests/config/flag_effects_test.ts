@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { renderCommand } from "../../lib/app/commands.ts";
 import { trackerSettings } from "../../lib/app/tracker_settings.ts";
-import { commonRenderOptions } from "../../lib/backends/common/mod.ts";
+import { commonRenderOptions } from "../../lib/config/mod.ts";
 import { iptablesRenderOptions } from "../../lib/backends/iptables/render_options.ts";
 import { ipvsModeOptions } from "../../lib/backends/ipvs/ipvs_options.ts";
 import {

@@ -11,8 +11,7 @@ import {
   CT_STATE_INVALID_DROPPED_COUNTER,
   LOCALHOST_NODEPORTS_ACCEPTED_COUNTER,
 } from "./nfacct.ts";
-import type { ProxyConfig } from "../../config/mod.ts";
-import { commonRenderOptions } from "../common/mod.ts";
+import { commonRenderOptions, type ProxyConfig } from "../../config/mod.ts";
 
 /** What the renderer needs besides the ProxyState; every field has upstream's default. */
 export interface IptablesRenderOptions {

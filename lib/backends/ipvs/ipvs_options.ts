@@ -14,8 +14,7 @@ import {
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { masqueradeMarkText } from "../common/mod.ts";
 import { type DetectLocalMode, localTrafficDetector } from "../iptables/mod.ts";
-import type { ProxyConfig } from "../../config/mod.ts";
-import { commonRenderOptions } from "../common/mod.ts";
+import { commonRenderOptions, type ProxyConfig } from "../../config/mod.ts";
 
 /** What IPVS mode needs besides the ProxyState; every field has upstream's default. */
 export interface IpvsOptions {

@@ -14,8 +14,7 @@ import {
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { masqueradeMarkText } from "../common/mod.ts";
 import type { NftFamily } from "./table_model.ts";
-import type { ProxyConfig } from "../../config/mod.ts";
-import { commonRenderOptions } from "../common/mod.ts";
+import { commonRenderOptions, type ProxyConfig } from "../../config/mod.ts";
 
 /** --detect-local-mode values, spelled as upstream's KubeProxyConfiguration. */
 export type NftDetectLocalMode =

@@ -1,7 +1,9 @@
-/** The settings every mode's renderer takes from the configuration, for one IP family. */
-import type { LocalMode, ProxyConfig } from "../../config/mod.ts";
-import { parseCIDR } from "../../net/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
+/**
+ * The settings every mode's renderer (and the trace model) takes from the configuration, for
+ * one IP family.
+ */
+import { type IPFamily, parseCIDR } from "../net/mod.ts";
+import type { LocalMode, ProxyConfig } from "./types.ts";
 
 /** Masquerade, local-traffic detection and NodePort addresses, filtered to one family. */
 export interface CommonRenderOptions {
