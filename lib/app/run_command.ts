@@ -1,5 +1,5 @@
 /** The long-running proxy: prepare the chosen mode, start the app and its servers. */
-import { Registry } from "../metrics/prom.ts";
+import { Registry } from "../metrics/mod.ts";
 import { loadMode } from "../backends/mod.ts";
 import type { ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";

@@ -1,5 +1,5 @@
 /** The one small interface every proxy backend (iptables, ipvs, nftables) implements. */
-import type { IPFamily, ProxyState } from "../proxy/types.ts";
+import type { IPFamily, ProxyState } from "../proxy/mod.ts";
 
 /** What one applied sync did; feeds logs and metrics. */
 export interface SyncReport {

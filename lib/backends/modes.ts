@@ -1,18 +1,19 @@
 /**
  * The one map of proxy modes, and which modes' leftovers each mode removes at start. Modes are
- * picked here by name, never registered by import side effects. A mode's module is loaded only
- * when that mode is asked for: a node runs one mode, so the other two (their renderers,
- * proxiers and parsers) stay unloaded; removing a mode's leftovers
- * loads only that mode's cleanup.
+ * picked here by name, never registered by import side effects: one entry per mode, its folder's
+ * face (lib/backends/<mode>/mod.ts) and the mode object it exports. A mode's module is loaded
+ * only when that mode is asked for: a node runs one mode, so the other two (their renderers,
+ * proxiers and parsers) stay unloaded; removing a mode's leftovers loads only that mode's
+ * cleanup file, which is why the cleanup tables below name those files and not the faces.
  */
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ModeDefinition, ProxyModeName } from "./mode.ts";
 
 const MODE_MODULES: Readonly<Record<ProxyModeName, () => Promise<ModeDefinition>>> = {
-  iptables: async () => (await import("./iptables/mode.ts")).iptablesMode,
-  ipvs: async () => (await import("./ipvs/mode.ts")).ipvsMode,
-  nftables: async () => (await import("./nftables/mode.ts")).nftablesMode,
+  iptables: async () => (await import("./iptables/mod.ts")).iptablesMode,
+  ipvs: async () => (await import("./ipvs/mod.ts")).ipvsMode,
+  nftables: async () => (await import("./nftables/mod.ts")).nftablesMode,
 };
 
 /** Every mode `--proxy-mode` can name: the registry's keys. */

@@ -11,11 +11,11 @@ import {
   defaultConfig,
   resolveModeFields,
 } from "./defaults.ts";
-import { applyFlag, type FlagGroup, FLAGS, type FlagValue } from "./flag_table.ts";
-import { parseFlags } from "./flags.ts";
+import { applyFlag, type FlagGroup, FLAGS, type FlagValue } from "./_flag_table.ts";
+import { parseFlags } from "./_flags.ts";
 import { type Command, type CommandLine, ConfigError, type ProxyConfig } from "./types.ts";
 import { validateConfig, type ValidationIssue } from "./validate.ts";
-import { parseTraceArgs, TRACE_FLAGS } from "./trace_args.ts";
+import { parseTraceArgs, TRACE_FLAGS } from "./_trace_args.ts";
 
 /** Seams for parseCommandLine: file reading and the host name, real by default. */
 export interface ParseCommandLineOptions {

@@ -1,6 +1,6 @@
 /** `--help` and `--version` output. */
 import { featureGateHelpLines } from "./feature_gates.ts";
-import { FLAGS } from "./flag_table.ts";
+import { FLAGS } from "./_flag_table.ts";
 
 /**
  * The version `--version` prints: the upstream kube-proxy release whose behaviour we match, then

@@ -1,5 +1,4 @@
 /** Public face of lib/conntrack: the stale-flow reconciler and conntrack tuning at start. */
-export * from "./conntrack_entry.ts";
-export * from "./reconciler.ts";
-export * from "./stale_entries.ts";
-export * from "./tuning.ts";
+export { parseConntrackList } from "./conntrack_entry.ts";
+export { type ConntrackReconciler, createConntrackReconciler } from "./reconciler.ts";
+export { conntrackKnobs, tuneConntrack } from "./tuning.ts";

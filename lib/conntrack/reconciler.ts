@@ -14,7 +14,7 @@ import {
   reconciledProtocols,
   reconcileNeeded,
   staleConntrackEntries,
-} from "./stale_entries.ts";
+} from "./_stale_entries.ts";
 
 /** The reconciler's metric hooks (upstream's histogram and deleted-entries counter). */
 export interface ConntrackReconcilerMetrics {

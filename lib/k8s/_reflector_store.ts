@@ -5,7 +5,7 @@
  */
 import { errorMessage, type Logger } from "../log/mod.ts";
 import type { EventType } from "../source/mod.ts";
-import { deletedStub, objectKey, sameVersion, unlistedKeys, versionOf } from "./relist_diff.ts";
+import { deletedStub, objectKey, sameVersion, unlistedKeys, versionOf } from "./_relist_diff.ts";
 import type { KubeObject } from "./watch_lines.ts";
 
 /** The version kept for an object whose change the handler threw on: never the same as any. */

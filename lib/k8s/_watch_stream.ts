@@ -5,8 +5,8 @@
  */
 import { errorMessage, type Logger } from "../log/mod.ts";
 import type { Clock } from "../sync/mod.ts";
-import { statusError } from "./api_errors.ts";
-import { responseFailure } from "./list_page.ts";
+import { statusError } from "./_api_errors.ts";
+import { responseFailure } from "./_list_page.ts";
 import { type ResourceSpec, watchQuery } from "./resources.ts";
 import type { ApiResponse, ApiTransport } from "./transport.ts";
 import { decodeWatchLine, LineSplitter, type WatchEvent } from "./watch_lines.ts";

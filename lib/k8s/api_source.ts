@@ -12,7 +12,7 @@ import {
   type ReflectorStats,
 } from "./reflector.ts";
 import { proxyResources } from "./resources.ts";
-import { postStartingEvent } from "./start_event.ts";
+import { postStartingEvent } from "./_start_event.ts";
 
 /** Options of createApiSource; only transport, nodeName and sink are required. */
 export interface ApiSourceOptions extends

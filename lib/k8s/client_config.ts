@@ -6,7 +6,7 @@
  */
 import { dirname } from "node:path";
 import { errorMessage } from "../log/mod.ts";
-import { type Cluster, KubeConfig } from "./kube_config.ts";
+import { type Cluster, KubeConfig } from "./_kube_config.ts";
 
 /** Where client-node (and the kubelet) put the service-account token and CA in a pod. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";

@@ -10,8 +10,8 @@
  * ends or errors the body, and aborting leaves a pending read hanging, so a cut watch would
  * only be noticed by the idle timeout. Deno's fetch reports both at once.
  */
-import type { HttpsOptions, KubeConfig } from "./kube_config.ts";
-import { ApiConnectionError } from "./api_errors.ts";
+import type { HttpsOptions, KubeConfig } from "./_kube_config.ts";
+import { ApiConnectionError } from "./_api_errors.ts";
 import { type RequestLimiter, unlimited } from "./rate_limiter.ts";
 
 /** One request to the API server. */

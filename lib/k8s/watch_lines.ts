@@ -3,7 +3,7 @@
  * byte stream into lines and decoding one line are pure, so a malformed line can be recognised
  * (and counted) instead of silently skipped.
  */
-import type { KubeStatus } from "./api_errors.ts";
+import type { KubeStatus } from "./_api_errors.ts";
 
 /** The metadata fields the watch loop reads from any object. */
 export interface ObjectMeta {

@@ -1,3 +1,3 @@
 /** Public face of lib/log: the leveled logger. */
-export * from "./logger.ts";
-export * from "./error_message.ts";
+export { errorMessage } from "./error_message.ts";
+export { createLogger, createMemoryLogger, type Logger, silentLogger } from "./logger.ts";

@@ -1,5 +1,9 @@
 /** Public face of lib/metrics: kube-proxy's prom-client metrics. */
-export * from "./proxy_metrics.ts";
-export * from "./process_metrics.ts";
-export * from "./mode_metric_builders.ts";
-export type { Registry } from "./prom.ts";
+export {
+  type MetricBuilders,
+  restoreFailureCounter,
+  syncLatencyHistograms,
+} from "./mode_metric_builders.ts";
+export { registerProcessMetrics } from "./process_metrics.ts";
+export { Registry } from "./prom.ts";
+export { createProxyMetrics, metricBuilders, type ProxyMetrics } from "./proxy_metrics.ts";

@@ -5,13 +5,7 @@
  * walks a packet through the rules.
  */
 export { canonicalRule } from "./_canonical_rule.ts";
-export {
-  type CompiledRule,
-  compileRule,
-  type Match,
-  type Target,
-  UnknownMatchError,
-} from "./_compile.ts";
+export { IPTABLES_MODE_MODULES, IPVS_MODE_MODULES, UnknownMatchError } from "./_compile.ts";
 export { hasJump, jumpInsertLine, jumpMatches, type JumpRule } from "./_jump_rule.ts";
 export {
   chainLine,
@@ -22,35 +16,21 @@ export {
   quoted,
   type RulePart,
 } from "./_rule_builder.ts";
-export {
-  BUILTIN_CHAINS,
-  chainRules,
-  type IptablesRule,
-  type IptablesRules,
-  type IptablesTable,
-  parseIptablesRules,
-} from "./_rule_set.ts";
+export { type IptablesRules, parseIptablesRules } from "./_rule_set.ts";
 export {
   afterBuiltinRules,
   chainHeader,
   parseIptablesSave,
-  type RestoreLine,
-  restoreLines,
   ruleChain,
-  type SavedChain,
-  type SavedRule,
   type SavedTable,
   scanSavedTable,
 } from "./_save_parser.ts";
-export { ruleComment, ruleTarget, ruleWords, unquoteWord, wordText } from "./_tokenize.ts";
+export { ruleTarget } from "./_tokenize.ts";
 export {
-  IPTABLES_MODE_MODULES,
-  IPVS_MODE_MODULES,
   newConnection,
   walkChain,
   type WalkContext,
   type WalkPacket,
   walkStart,
   type WalkState,
-  type WalkVirtualServer,
 } from "./_walk.ts";

@@ -14,7 +14,7 @@ import {
   optStringMap,
   runValidation,
   type Validation,
-} from "./validation_rules.ts";
+} from "./_validation_rules.ts";
 
 /** A Node taint as /healthz looks at it (ToBeDeletedByClusterAutoscaler). */
 export interface NodeTaint {

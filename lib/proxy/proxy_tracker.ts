@@ -6,11 +6,11 @@
  */
 import { canonicalIP } from "../net/mod.ts";
 import { type ObjectEvent, type ObjectKind, selectedByProxyLabels } from "../source/mod.ts";
-import { deepEqual } from "./deep_equal.ts";
-import { EndpointSliceCache } from "./endpoint_slice_cache.ts";
+import { deepEqual } from "./_deep_equal.ts";
+import { EndpointSliceCache } from "./_endpoint_slice_cache.ts";
 import { nodeInfoForFamily, type NodeStatus, validateNode } from "./node_status.ts";
-import { PendingChanges } from "./pending_changes.ts";
-import { ServiceCIDRStore, validateServiceCIDR } from "./service_cidrs.ts";
+import { PendingChanges } from "./_pending_changes.ts";
+import { ServiceCIDRStore, validateServiceCIDR } from "./_service_cidrs.ts";
 import { categorizeEndpoints, type TopologyOptions } from "./topology.ts";
 import type { IPFamily, ProxyState, ServicePort, ServicePortState } from "./types.ts";
 import { servicePortKey } from "./types.ts";
@@ -20,7 +20,7 @@ import {
   validateEndpointSlice,
 } from "./validate_endpoint_slice.ts";
 import { type ValidatedService, validateService } from "./validate_service.ts";
-import { rawObjectKey } from "./validation_rules.ts";
+import { rawObjectKey } from "./_validation_rules.ts";
 
 /** How the app configures the tracker. */
 export interface ProxyTrackerOptions {

@@ -21,7 +21,7 @@ import {
   rawObjectKey,
   runValidation,
   type Validation,
-} from "./validation_rules.ts";
+} from "./_validation_rules.ts";
 
 /** Label naming the Service an EndpointSlice belongs to. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";

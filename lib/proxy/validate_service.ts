@@ -18,7 +18,7 @@ import {
   rawObjectKey,
   runValidation,
   type Validation,
-} from "./validation_rules.ts";
+} from "./_validation_rules.ts";
 
 /** A Service after validation: its identity and the ServicePorts it yields in each family. */
 export interface ValidatedService {

@@ -1,5 +1,5 @@
 /** HTTP handlers of the health and metrics servers, as `(Request) => Response` functions. */
-import type { Registry } from "../metrics/prom.ts";
+import type { Registry } from "../metrics/mod.ts";
 import type { ProxyHealth } from "./proxy_health.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
 import type { NodeStatus } from "../proxy/mod.ts";

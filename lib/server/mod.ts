@@ -1,6 +1,11 @@
 /** Public face of lib/server: the health and metrics HTTP servers. */
-export * from "./handlers.ts";
-export * from "./serve.ts";
-export * from "./service_health.ts";
-export * from "./service_health_server.ts";
-export * from "./proxy_health.ts";
+export { createHealthHandler, createMetricsHandler, isNodeEligible } from "./handlers.ts";
+export { createProxyHealth, type ProxyHealth } from "./proxy_health.ts";
+export { BindFailure, serveOn } from "./serve.ts";
+export {
+  bindableHealthCheckAddresses,
+  healthCheckAddresses,
+  serviceHealthTargets,
+  unpermittedHealthCheckMessage,
+} from "./service_health.ts";
+export { createServiceHealthServer } from "./service_health_server.ts";

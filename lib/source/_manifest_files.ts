@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { errorMessage, type Logger } from "../log/mod.ts";
-import { isManifestFileName, type ManifestObject, parseManifestText } from "./manifest_parse.ts";
+import { isManifestFileName, type ManifestObject, parseManifestText } from "./_manifest_parse.ts";
 
 /** What the source remembers about one file. */
 interface FileRecord {

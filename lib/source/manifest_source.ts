@@ -7,7 +7,7 @@ import { dirname, resolve } from "node:path";
 import { errorMessage, type Logger, silentLogger } from "../log/mod.ts";
 import { sleep, systemClock } from "../sync/mod.ts";
 import { OBJECT_KINDS, type ObjectSink, type ObjectSource } from "./events.ts";
-import { diffManifestStates, type ManifestState, mergeManifestFiles } from "./manifest_state.ts";
+import { diffManifestStates, type ManifestState, mergeManifestFiles } from "./_manifest_state.ts";
 import { listManifestDirectory, ManifestFiles, statOrUndefined } from "./_manifest_files.ts";
 
 /** A filesystem watcher, as Deno.watchFs returns it. */

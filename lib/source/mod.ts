@@ -1,6 +1,13 @@
 /** Public face of lib/source: source events and the manifest-file source. */
-export * from "./events.ts";
-export * from "./manifest_parse.ts";
-export * from "./manifest_state.ts";
-export * from "./manifest_source.ts";
-export * from "./early_start.ts";
+export { type EarlySource, startEarly } from "./early_start.ts";
+export {
+  type EventType,
+  HEADLESS_LABEL,
+  type ObjectEvent,
+  type ObjectKind,
+  type ObjectSink,
+  type ObjectSource,
+  selectedByProxyLabels,
+  SERVICE_PROXY_NAME_LABEL,
+} from "./events.ts";
+export { createManifestSource } from "./manifest_source.ts";

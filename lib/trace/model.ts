@@ -14,12 +14,12 @@ import {
   isUnusedServicePort,
   type ServiceHit,
   trustedServicePorts,
-} from "./model_match.ts";
-import { ipvsDecision } from "./model_ipvs.ts";
+} from "./_model_match.ts";
+import { ipvsDecision } from "./_model_ipvs.ts";
 import { inCIDR, type ModelOptions } from "./model_options.ts";
-import { clusterMasquerade, forward, fromPod, refuse } from "./model_verdict.ts";
+import { clusterMasquerade, forward, fromPod, refuse } from "./_model_verdict.ts";
 
-export { equalShares } from "./model_verdict.ts";
+export { equalShares } from "./_model_verdict.ts";
 
 /**
  * iptables refuses external and LB IPs in KUBE-EXTERNAL-SERVICES, hooked on INPUT and FORWARD

@@ -5,9 +5,9 @@ import {
   leftoverModes,
   loadMode,
   ModeUnavailableError,
-  PROXY_MODE_NAMES,
   removeLeftovers,
 } from "../../lib/backends/mod.ts";
+import { PROXY_MODE_NAMES } from "../../lib/backends/modes.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { PROXY_MODES as PROXY_MODES_OF_THE_CONFIG } from "../../lib/config/schema.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../lib/exec/mod.ts";

@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  type CommandLine,
-  ConfigError,
-  parseCommandLine,
-  type ProxyConfig,
-} from "../../lib/config/mod.ts";
-import { FLAGS } from "../../lib/config/flag_table.ts";
-import { TRACE_FLAGS } from "../../lib/config/trace_args.ts";
+import { ConfigError, parseCommandLine, type ProxyConfig } from "../../lib/config/mod.ts";
+import { type CommandLine } from "../../lib/config/types.ts";
+import { FLAGS } from "../../lib/config/_flag_table.ts";
+import { TRACE_FLAGS } from "../../lib/config/_trace_args.ts";
 
 const hostname = () => "Node-A";
 

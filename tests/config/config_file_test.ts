@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  type CommandLine,
-  ConfigError,
-  decodeConfigFile,
-  parseCommandLine,
-} from "../../lib/config/mod.ts";
+import { ConfigError, decodeConfigFile, parseCommandLine } from "../../lib/config/mod.ts";
+import { type CommandLine } from "../../lib/config/types.ts";
 
 const PATH = "/etc/kp.yaml";
 const HEADER = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";

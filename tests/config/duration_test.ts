@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { formatDuration, parseDuration } from "../../lib/config/mod.ts";
+import { parseDuration } from "../../lib/config/mod.ts";
+import { formatDuration } from "../../lib/config/duration.ts";
 
 Deno.test("parseDuration() reads Go durations into milliseconds", () => {
   const cases: Array<[string, number]> = [

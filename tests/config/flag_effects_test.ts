@@ -10,13 +10,9 @@ import { trackerSettings } from "../../lib/app/tracker_settings.ts";
 import { commonRenderOptions } from "../../lib/config/mod.ts";
 import { iptablesRenderOptions } from "../../lib/backends/iptables/render_options.ts";
 import { ipvsModeOptions } from "../../lib/backends/ipvs/ipvs_options.ts";
-import {
-  type CommandLine,
-  ConfigError,
-  featureEnabled,
-  parseCommandLine,
-} from "../../lib/config/mod.ts";
-import { FLAGS } from "../../lib/config/flag_table.ts";
+import { ConfigError, featureEnabled, parseCommandLine } from "../../lib/config/mod.ts";
+import { type CommandLine } from "../../lib/config/types.ts";
+import { FLAGS } from "../../lib/config/_flag_table.ts";
 import { conntrackKnobs } from "../../lib/conntrack/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { createProxyTracker } from "../../lib/proxy/mod.ts";

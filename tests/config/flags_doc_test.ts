@@ -1,6 +1,6 @@
 /** docs/flags.md lists exactly the flags the flag table knows, so the two cannot drift. */
 import assert from "node:assert/strict";
-import { FLAGS } from "../../lib/config/flag_table.ts";
+import { FLAGS } from "../../lib/config/_flag_table.ts";
 
 const DOC = new URL("../../docs/flags.md", import.meta.url);
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ConfigError } from "../../lib/config/mod.ts";
-import { parseFlags } from "../../lib/config/flags.ts";
+import { parseFlags } from "../../lib/config/_flags.ts";
 
 Deno.test("parseFlags() takes the next argument as a value even when it starts with a dash", () => {
   assert.equal(parseFlags(["--oom-score-adj", "-5"]).values.get("oom-score-adj"), -5);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { helpText, VERSION } from "../../lib/config/mod.ts";
-import { FLAGS } from "../../lib/config/flag_table.ts";
+import { FLAGS } from "../../lib/config/_flag_table.ts";
 
 Deno.test("helpText() lists every flag with a description", () => {
   const text = helpText();

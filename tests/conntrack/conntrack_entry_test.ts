@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { parseConntrackLine, parseConntrackList } from "../../lib/conntrack/mod.ts";
+import { parseConntrackList } from "../../lib/conntrack/mod.ts";
+import { parseConntrackLine } from "../../lib/conntrack/conntrack_entry.ts";
 
 // Lines as conntrack v1.4.7 prints them on this kernel (`conntrack -L -p udp` / `-o extended`).
 const REPLIED =

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  type ConntrackEntry,
-  type ConntrackReconcilerMetrics,
-  createConntrackReconciler,
-} from "../../lib/conntrack/mod.ts";
+import { createConntrackReconciler } from "../../lib/conntrack/mod.ts";
+import { type ConntrackEntry } from "../../lib/conntrack/conntrack_entry.ts";
+import { type ConntrackReconcilerMetrics } from "../../lib/conntrack/reconciler.ts";
 import type { CommandInput, CommandRunner } from "../../lib/exec/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import type { IPFamily } from "../../lib/proxy/mod.ts";

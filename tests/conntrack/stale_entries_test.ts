@@ -5,12 +5,12 @@
  */
 import assert from "node:assert/strict";
 import {
-  type ConntrackEntry,
   deleteFilterLines,
   reconciledProtocols,
   reconcileNeeded,
   staleConntrackEntries,
-} from "../../lib/conntrack/mod.ts";
+} from "../../lib/conntrack/_stale_entries.ts";
+import { type ConntrackEntry } from "../../lib/conntrack/conntrack_entry.ts";
 import type { Protocol } from "../../lib/proxy/mod.ts";
 import { ep, NODE_IP, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { conntrackMax, tuneConntrack } from "../../lib/conntrack/mod.ts";
+import { tuneConntrack } from "../../lib/conntrack/mod.ts";
+import { conntrackMax } from "../../lib/conntrack/tuning.ts";
 import { type ConntrackConfig, defaultConfig } from "../../lib/config/mod.ts";
 import type { CommandRunner } from "../../lib/exec/mod.ts";
 import { createMemoryLogger, silentLogger } from "../../lib/log/mod.ts";

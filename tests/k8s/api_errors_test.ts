@@ -6,7 +6,7 @@ import {
   parseStatus,
   statusError,
   WatchExpiredError,
-} from "../../lib/k8s/mod.ts";
+} from "../../lib/k8s/_api_errors.ts";
 
 Deno.test("parseRetryAfter() reads delay-seconds and HTTP dates", () => {
   const now = Date.parse("2025-01-01T00:00:00Z");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Backoff } from "../../lib/k8s/mod.ts";
+import { Backoff } from "../../lib/k8s/_backoff.ts";
 
 /** A random source that replays `values` in a loop. */
 function replay(...values: number[]): () => number {

@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  loadKubeConfig,
-  parseMasterUrl,
-  serverHost,
-  SERVICE_ACCOUNT_DIR,
-} from "../../lib/k8s/mod.ts";
+import { loadKubeConfig, serverHost } from "../../lib/k8s/mod.ts";
+import { parseMasterUrl, SERVICE_ACCOUNT_DIR } from "../../lib/k8s/client_config.ts";
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config

@@ -4,14 +4,9 @@
  * server answers 401), through the real transport against the test API server.
  */
 import assert from "node:assert/strict";
-import {
-  createKubeTransport,
-  KubeConfig,
-  loadKubeConfig,
-  resolveCredentials,
-  TOKEN_FILE_PERIOD_MS,
-  TokenFileSource,
-} from "../../lib/k8s/mod.ts";
+import { createKubeTransport, loadKubeConfig, resolveCredentials } from "../../lib/k8s/mod.ts";
+import { KubeConfig } from "../../lib/k8s/_kube_config.ts";
+import { TOKEN_FILE_PERIOD_MS, TokenFileSource } from "../../lib/k8s/_token_file.ts";
 import {
   KUBE_FILES_ROOT,
   KUBE_PROXY_USER,

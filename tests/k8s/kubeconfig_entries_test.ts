@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { newClusters, newContexts, newUsers } from "@kubernetes/client-node/dist/config_types.js";
-import { kubeConfigEntries } from "../../lib/k8s/kubeconfig_entries.ts";
+import { kubeConfigEntries } from "../../lib/k8s/_kubeconfig_entries.ts";
 
 /** Entries with null and undefined fields dropped (client-node spells absent both ways). */
 function dropEmpty<T extends object>(entries: readonly T[]): T[] {

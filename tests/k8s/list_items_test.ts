@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { splitListText } from "../../lib/k8s/list_items.ts";
+import { splitListText } from "../../lib/k8s/_list_items.ts";
 
 /** Every item of a split, decoded. */
 function items(text: string): unknown[] {

@@ -3,7 +3,8 @@
  * double: objects, a resourceVersion, queued failures, open watches) instead of a socket.
  */
 import assert from "node:assert/strict";
-import type { ApiRequest, ApiResponse, ApiTransport, KubeObject } from "../../lib/k8s/mod.ts";
+import { type KubeObject } from "../../lib/k8s/mod.ts";
+import { type ApiRequest, type ApiResponse, type ApiTransport } from "../../lib/k8s/transport.ts";
 import { createReflector, proxyResources } from "../../lib/k8s/mod.ts";
 import { FakeClock } from "../support/fake_clock.ts";
 

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
+import { type KubeObject } from "../../lib/k8s/mod.ts";
 import {
   deletedStub,
-  type KubeObject,
   objectKey,
   sameVersion,
   unlistedKeys,
   versionOf,
-} from "../../lib/k8s/mod.ts";
+} from "../../lib/k8s/_relist_diff.ts";
 
 function svc(name: string, rv: string, port = 80, extra: Record<string, unknown> = {}): KubeObject {
   return {

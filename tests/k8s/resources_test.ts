@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
+import { proxyResources } from "../../lib/k8s/mod.ts";
 import {
   listQuery,
   nodeFieldSelector,
   PROXY_LABEL_SELECTOR,
-  proxyResources,
   watchQuery,
   watchTimeoutSeconds,
-} from "../../lib/k8s/mod.ts";
+} from "../../lib/k8s/resources.ts";
 
 Deno.test("proxyResources() watches Services and EndpointSlices by label, the Node by name and ServiceCIDRs", () => {
   assert.equal(

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { microTime, startingEvent } from "../../lib/k8s/mod.ts";
+import { microTime, startingEvent } from "../../lib/k8s/_start_event.ts";
 
 Deno.test("startingEvent() is upstream's Starting event about the Node", () => {
   const now = Date.parse("2025-03-04T05:06:07.089Z");

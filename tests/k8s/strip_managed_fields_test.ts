@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { stripManagedFields } from "../../lib/k8s/strip_managed_fields.ts";
+import { stripManagedFields } from "../../lib/k8s/_strip_managed_fields.ts";
 
 Deno.test("stripManagedFields() drops metadata.managedFields and keeps everything else", () => {
   const object = {

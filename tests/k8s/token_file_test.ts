@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  loadKubeConfig,
-  resolveCredentials,
-  TOKEN_FILE_PERIOD_MS,
-  TokenFileSource,
-} from "../../lib/k8s/mod.ts";
+import { loadKubeConfig, resolveCredentials } from "../../lib/k8s/mod.ts";
+import { TOKEN_FILE_PERIOD_MS, TokenFileSource } from "../../lib/k8s/_token_file.ts";
 import { FakeClock } from "../support/fake_clock.ts";
 
 /** kubeadm's kube-proxy kubeconfig shape: the user names a (rotated) token file. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { decodeWatchLine, LineSplitter } from "../../lib/k8s/mod.ts";
+import { decodeWatchLine, LineSplitter } from "../../lib/k8s/watch_lines.ts";
 
 const enc = new TextEncoder();
 

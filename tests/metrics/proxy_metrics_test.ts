@@ -3,15 +3,16 @@ import { Registry } from "../../lib/metrics/prom.ts";
 import { createMemoryLogger } from "../../lib/log/mod.ts";
 import { NFACCT_COUNTERS, NFACCT_METRICS } from "../../lib/backends/iptables/mod.ts";
 import { loadMode, type ModeMetricsExtras, type ProxyModeName } from "../../lib/backends/mod.ts";
+import { createProxyMetrics, registerProcessMetrics } from "../../lib/metrics/mod.ts";
 import {
-  createProxyMetrics,
   maxFdsFromLimits,
-  NETWORK_PROGRAMMING_BUCKETS,
   type ProcessSource,
-  registerProcessMetrics,
-  SYNC_DURATION_BUCKETS,
   virtualMemoryFromStat,
-} from "../../lib/metrics/mod.ts";
+} from "../../lib/metrics/process_metrics.ts";
+import {
+  NETWORK_PROGRAMMING_BUCKETS,
+  SYNC_DURATION_BUCKETS,
+} from "../../lib/metrics/proxy_metrics.ts";
 
 /** Registers `mode`'s own metrics, as the app does through the mode registry. */
 async function createModeMetrics(

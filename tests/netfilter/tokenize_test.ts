@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ruleComment, ruleTarget, ruleWords } from "../../lib/netfilter/mod.ts";
+import { ruleTarget } from "../../lib/netfilter/mod.ts";
+import { ruleComment, ruleWords } from "../../lib/netfilter/_tokenize.ts";
 
 Deno.test("ruleWords() keeps quoted comments as one word", () => {
   const spec = '-m comment --comment "a b \\" c" -j X';

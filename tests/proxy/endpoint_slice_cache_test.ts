@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
 import type { V1EndpointSlice } from "@kubernetes/client-node";
-import {
-  EndpointSliceCache,
-  mergeEndpointSlices,
-  type ValidatedEndpointSlice,
-  validateEndpointSlice,
-} from "../../lib/proxy/mod.ts";
+import { validateEndpointSlice } from "../../lib/proxy/mod.ts";
+import { EndpointSliceCache, mergeEndpointSlices } from "../../lib/proxy/_endpoint_slice_cache.ts";
+import { type ValidatedEndpointSlice } from "../../lib/proxy/validate_endpoint_slice.ts";
 import { makeSlice, NODE } from "./fixtures.ts";
 
 function valid(slice: V1EndpointSlice): ValidatedEndpointSlice {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { nodeInfoForFamily, validateNode } from "../../lib/proxy/mod.ts";
+import { nodeInfoForFamily, validateNode } from "../../lib/proxy/node_status.ts";
 import { makeNode, NODE } from "./fixtures.ts";
 
 Deno.test("validateNode() orders InternalIP before ExternalIP and keeps health signals", () => {

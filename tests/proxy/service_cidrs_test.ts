@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createProxyTracker, ServiceCIDRStore, validateServiceCIDR } from "../../lib/proxy/mod.ts";
+import { createProxyTracker } from "../../lib/proxy/mod.ts";
+import { ServiceCIDRStore, validateServiceCIDR } from "../../lib/proxy/_service_cidrs.ts";
 import type { ObjectEvent, ObjectKind } from "../../lib/source/mod.ts";
 
 function cidrObject(name: unknown, cidrs: unknown): ObjectEvent["object"] {

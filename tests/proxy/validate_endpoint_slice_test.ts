@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1EndpointSlice } from "@kubernetes/client-node";
-import { lastChangeTriggerTime, validateEndpointSlice } from "../../lib/proxy/mod.ts";
+import { validateEndpointSlice } from "../../lib/proxy/mod.ts";
+import { lastChangeTriggerTime } from "../../lib/proxy/validate_endpoint_slice.ts";
 import { makeSlice } from "./fixtures.ts";
 
 function reason(slice: V1EndpointSlice): string {

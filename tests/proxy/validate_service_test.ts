@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { servicePortsForFamily, validateService } from "../../lib/proxy/mod.ts";
+import { validateService } from "../../lib/proxy/mod.ts";
+import { servicePortsForFamily } from "../../lib/proxy/validate_service.ts";
 import { makeService } from "./fixtures.ts";
 
 function reject(spec: Record<string, unknown>, extra: Record<string, unknown> = {}): string {

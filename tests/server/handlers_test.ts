@@ -2,11 +2,8 @@ import assert from "node:assert/strict";
 import { Registry } from "../../lib/metrics/prom.ts";
 import { createProxyHealth } from "../../lib/server/mod.ts";
 import { createProxyMetrics } from "../../lib/metrics/mod.ts";
-import {
-  createHealthHandler,
-  createMetricsHandler,
-  splitBindAddress,
-} from "../../lib/server/mod.ts";
+import { createHealthHandler, createMetricsHandler } from "../../lib/server/mod.ts";
+import { splitBindAddress } from "../../lib/server/serve.ts";
 import { FakeClock } from "../support/fake_clock.ts";
 
 function setup(eligible = true) {

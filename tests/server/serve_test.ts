@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { createMemoryLogger } from "../../lib/log/mod.ts";
-import { BindFailure, serveOn, splitBindAddress } from "../../lib/server/mod.ts";
+import { BindFailure, serveOn } from "../../lib/server/mod.ts";
+import { splitBindAddress } from "../../lib/server/serve.ts";
 
 const handler = () => new Response("ok");
 

@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
 import { createMemoryLogger, silentLogger } from "../../lib/log/mod.ts";
-import {
-  ALL_ADDRESSES,
-  createServiceHealthServer,
-  type ListenFn,
-  type ServiceHealthTarget,
-} from "../../lib/server/mod.ts";
+import { createServiceHealthServer } from "../../lib/server/mod.ts";
+import { ALL_ADDRESSES, type ServiceHealthTarget } from "../../lib/server/service_health.ts";
+import { type ListenFn } from "../../lib/server/service_health_server.ts";
 
 /**
  * A fake network stack: which (address, port) pairs are bound, by whom. Like the kernel it

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { createProxyTracker, type IPFamily } from "../../lib/proxy/mod.ts";
 import {
-  ALL_ADDRESSES,
   bindableHealthCheckAddresses,
-  createServiceHealthHandler,
   healthCheckAddresses,
   serviceHealthTargets,
   unpermittedHealthCheckMessage,
 } from "../../lib/server/mod.ts";
+import { ALL_ADDRESSES, createServiceHealthHandler } from "../../lib/server/service_health.ts";
 
 /** A LoadBalancer Service; `local` makes it externalTrafficPolicy Local with a health port. */
 function lbService(name: string, local: boolean, healthCheckNodePort = 32000) {

@@ -3,7 +3,7 @@ import {
   isManifestFileName,
   manifestObjectKey,
   parseManifestText,
-} from "../../lib/source/manifest_parse.ts";
+} from "../../lib/source/_manifest_parse.ts";
 
 const FIXTURE = new URL("./fixtures/kubectl_list.yaml", import.meta.url);
 

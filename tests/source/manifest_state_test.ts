@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import type { ManifestObject } from "../../lib/source/manifest_parse.ts";
+import type { ManifestObject } from "../../lib/source/_manifest_parse.ts";
 import {
   canonicalJson,
   diffManifestStates,
   type ManifestState,
   mergeManifestFiles,
-} from "../../lib/source/manifest_state.ts";
+} from "../../lib/source/_manifest_state.ts";
 
 function service(name: string, clusterIP: string, labels?: Record<string, string>): ManifestObject {
   return {

@@ -1,5 +1,5 @@
 /** Public face of lib/backends/common: what every mode's renderer shares. */
-export * from "./name_hash.ts";
-export * from "./untrusted_value.ts";
-export * from "./masquerade_mark.ts";
-export * from "./lines_text.ts";
+export { linesText } from "./lines_text.ts";
+export { masqueradeMarkText } from "./masquerade_mark.ts";
+export { nameHash } from "./name_hash.ts";
+export { type SkippedServicePort, untrustedValue, validPort } from "./untrusted_value.ts";

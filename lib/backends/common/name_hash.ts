@@ -2,7 +2,7 @@
  * The hash upstream derives object names from (iptables chains, nftables chains and sets):
  * RFC 4648 base32 of the SHA-256 of a name, cut to a length each mode chooses.
  */
-import { sha256 } from "./sha256.ts";
+import { sha256 } from "./_sha256.ts";
 
 const BASE32_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 const BASE32_CODES = Array.from(BASE32_ALPHABET, (c) => c.charCodeAt(0));

@@ -1,20 +1,28 @@
-/** Public face of lib/backends/iptables: the renderer, the applier, flavour detection, cleanup. */
-export * from "./chain_name_cache.ts";
-export * from "./chain_names.ts";
-export * from "./cleanup.ts";
-export * from "./flavour.ts";
-export * from "./jump_chains.ts";
-export * from "./local_detector.ts";
-export * from "./nfacct.ts";
-export * from "./proxier.ts";
-export * from "./render.ts";
-export * from "./render_endpoints.ts";
-export * from "./render_options.ts";
-export * from "./render_service.ts";
-export * from "./render_service_chains.ts";
-export * from "./restore_payload.ts";
-export * from "./rule_buffer.ts";
-export * from "./top_level_chains.ts";
-export * from "./mode.ts";
-export * from "./metrics.ts";
-export * from "./tracer.ts";
+/**
+ * Public face of lib/backends/iptables: iptables mode (`iptablesMode`, what the registry lists),
+ * what IPVS mode shares of it (flavour and local-traffic detection, the iptables checks), and
+ * for tests and tools elsewhere the renderer, the proxier and cleanup.
+ */
+export { ChainNameCache } from "./chain_name_cache.ts";
+export {
+  cleanupIptables,
+  computeCleanupPayload,
+  IPTABLES_MODE_CHAINS,
+  isCleanupChain,
+  type KeptIptablesState,
+} from "./cleanup.ts";
+export {
+  detectIptablesFlavour,
+  iptablesBinaries,
+  type IptablesFlavour,
+  RESTORE_ARGS,
+} from "./flavour.ts";
+export { IPTABLES_JUMP_CHAINS } from "./jump_chains.ts";
+export { type DetectLocalMode, localTrafficDetector } from "./local_detector.ts";
+export { NFACCT_METRICS } from "./metrics.ts";
+export { iptablesMode, requireIptables, usableFamilies } from "./mode.ts";
+export { NFACCT_COUNTERS } from "./nfacct.ts";
+export { createIptablesProxier } from "./proxier.ts";
+export { type IptablesRenderOptions, iptablesRenderOptions } from "./render_options.ts";
+export { renderFullRestore } from "./restore_payload.ts";
+export { iptablesTracer } from "./tracer.ts";

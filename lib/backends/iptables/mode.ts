@@ -6,7 +6,7 @@ import { type CommandRunner, ensureSysctl } from "../../exec/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import { ipCommandAddressLister } from "../../net/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
-import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
+import { type ModeDefinition, ModeUnavailableError } from "../mod.ts";
 import { cleanupIptables } from "./cleanup.ts";
 import { detectIptablesFlavour, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { registerIptablesMetrics } from "./metrics.ts";

@@ -27,7 +27,7 @@ import {
   type RulePart,
 } from "../../netfilter/mod.ts";
 import { type OwnedLine, RuleBuffers } from "./rule_buffer.ts";
-import { renderServicePort } from "./render_service.ts";
+import { renderServicePort } from "./_render_service.ts";
 import { CT_STATE_INVALID_DROPPED_COUNTER } from "./nfacct.ts";
 import { ChainNameCache } from "./chain_name_cache.ts";
 

@@ -12,7 +12,7 @@ import {
   denoCommandRunner,
 } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
-import { KUBE_IPSET_NAMES } from "./ipset_names.ts";
+import { KUBE_IPSET_NAMES } from "./_ipset_names.ts";
 
 /** The device IPVS mode binds service addresses to (a dummy interface upstream). */
 export const KUBE_IPVS_DEVICE = "kube-ipvs0";

@@ -6,7 +6,7 @@
  */
 import { parseDuration } from "../../config/mod.ts";
 import type { Logger } from "../../log/mod.ts";
-import { RS_CHECK_DELETE_INTERVAL_MS } from "./graceful_termination.ts";
+import { RS_CHECK_DELETE_INTERVAL_MS } from "./_graceful_termination.ts";
 
 /** Test only: a Go duration ("2s") replacing the 1-minute drain check of IPVS mode. */
 export const DRAIN_CHECK_INTERVAL_ENV = "KUBE_PROXY_IPVS_DRAIN_CHECK_INTERVAL";

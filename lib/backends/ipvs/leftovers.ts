@@ -31,10 +31,10 @@ import {
 } from "../iptables/mod.ts";
 import type { JumpRule } from "../../netfilter/mod.ts";
 import { deleteIpvsDevice, destroyIpsets } from "./cleanup.ts";
-import { KUBE_IPSET_NAMES } from "./ipset_names.ts";
-import { parseIpsetSave } from "./ipset_parser.ts";
+import { KUBE_IPSET_NAMES } from "./_ipset_names.ts";
+import { parseIpsetSave } from "./_ipset_parser.ts";
 import { parseIpvsadmSave, splitHostPort } from "./ipvsadm_parser.ts";
-import { parseLinkAddresses } from "./link_addresses.ts";
+import { parseLinkAddresses } from "./_link_addresses.ts";
 import { IPVS_FILTER_CHAINS, IPVS_JUMP_CHAINS, IPVS_NAT_CHAINS } from "./render_iptables.ts";
 import { deleteVirtualServerLine, type VirtualServer, virtualServerKey } from "./virtual_server.ts";
 

@@ -1,28 +1,13 @@
-/** Public face of lib/backends/ipvs: desired state, diffs, parsers, rules, the mode and `--cleanup`. */
-export * from "./address_diff.ts";
-export * from "./cleanup.ts";
-export * from "./desired_state.ts";
-export * from "./drain_check_interval.ts";
-export * from "./graceful_termination.ts";
-export * from "./ipset_diff.ts";
-export * from "./ipset_names.ts";
-export * from "./ipset_parser.ts";
-export * from "./ipset_specs.ts";
-export * from "./ipvs_diff.ts";
-export * from "./ipvs_options.ts";
-export * from "./ipvsadm_parser.ts";
-export * from "./leftovers.ts";
-export * from "./link_addresses.ts";
-export * from "./mode.ts";
-export * from "./proxier.ts";
-export * from "./render.ts";
-export * from "./render_iptables.ts";
-export * from "./virtual_server.ts";
-export * from "./metrics.ts";
-export * from "./tracer.ts";
-export {
-  type IpvsRules,
-  ipvsServiceNames,
-  readIpvsRules,
-  renderedIpvsRules,
-} from "./trace_rules.ts";
+/**
+ * Public face of lib/backends/ipvs: IPVS mode (`ipvsMode`, what the registry lists), and for
+ * tests and tools elsewhere its proxier, chain names and ipvsadm reader.
+ */
+export { KUBE_IPVS_DEVICE } from "./cleanup.ts";
+export { DRAIN_CHECK_INTERVAL_ENV } from "./drain_check_interval.ts";
+export { ipvsModeOptions } from "./ipvs_options.ts";
+export { parseIpvsadmList } from "./ipvsadm_parser.ts";
+export { ipvsMode } from "./mode.ts";
+export { createIpvsProxier } from "./proxier.ts";
+export { IPVS_FILTER_CHAINS, IPVS_JUMP_CHAINS, IPVS_NAT_CHAINS } from "./render_iptables.ts";
+export { ipvsTracer } from "./tracer.ts";
+export { type RealServer, type VirtualServerState } from "./virtual_server.ts";

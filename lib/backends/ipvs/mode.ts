@@ -8,16 +8,16 @@ import { type CommandRunner, ensureSysctl, readSysctl } from "../../exec/mod.ts"
 import type { Logger } from "../../log/mod.ts";
 import { parseCIDR } from "../../net/mod.ts";
 import { detectIptablesFlavour, requireIptables, usableFamilies } from "../iptables/mod.ts";
-import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
+import { type ModeDefinition, ModeUnavailableError } from "../mod.ts";
 import type { Clock } from "../../sync/mod.ts";
 import { cleanupIpvs } from "./cleanup.ts";
-import { registerIpvsMetrics } from "./metrics.ts";
+import { registerIpvsMetrics } from "./_metrics.ts";
 import { drainCheckIntervalMs } from "./drain_check_interval.ts";
 import { ipvsModeOptions, resolveScheduler } from "./ipvs_options.ts";
 import { ipvsTracer } from "./tracer.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
 import { createIpvsProxier } from "./proxier.ts";
-import { renderIpvsText } from "./render.ts";
+import { renderIpvsText } from "./_render.ts";
 
 /** The oldest ipset major version upstream accepts (MinIPSetCheckVersion "6.0"). */
 const MIN_IPSET_MAJOR = 6;

@@ -14,7 +14,7 @@ import {
   NO_BACKEND_METRICS,
   type ProxyBackend,
   type SyncReport,
-} from "../backend.ts";
+} from "../mod.ts";
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { CIDR } from "../../net/mod.ts";
@@ -23,27 +23,27 @@ import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
 import { parseIptablesSave } from "../../netfilter/mod.ts";
 import { iptablesBinaries, type IptablesFlavour, RESTORE_ARGS } from "../iptables/mod.ts";
-import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./address_diff.ts";
+import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./_address_diff.ts";
 import { KUBE_IPVS_DEVICE } from "./cleanup.ts";
-import { type IpvsDelta, IpvsDesiredIndex } from "./desired_index.ts";
+import { type IpvsDelta, IpvsDesiredIndex } from "./_desired_index.ts";
 import {
   type DrainingRealServer,
   GracefulTerminationList,
   planDrainCheck,
   RS_CHECK_DELETE_INTERVAL_MS,
-} from "./graceful_termination.ts";
-import { buildIpsetDeltaRestore, buildIpsetRestore } from "./ipset_diff.ts";
-import { parseIpsetSave } from "./ipset_parser.ts";
-import { commitIpvsDiff, diffIpvs, ipvsadmRestoreInput } from "./ipvs_diff.ts";
+} from "./_graceful_termination.ts";
+import { buildIpsetDeltaRestore, buildIpsetRestore } from "./_ipset_diff.ts";
+import { parseIpsetSave } from "./_ipset_parser.ts";
+import { commitIpvsDiff, diffIpvs, ipvsadmRestoreInput } from "./_ipvs_diff.ts";
 import { type IpvsOptions, resolveIpvsConfig } from "./ipvs_options.ts";
 import {
   dropFromKernelView,
   type KernelView,
   updateKernelView,
   viewSubset,
-} from "./kernel_view.ts";
+} from "./_kernel_view.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
-import { parseLinkAddresses } from "./link_addresses.ts";
+import { parseLinkAddresses } from "./_link_addresses.ts";
 import { type IpvsTable, realServerKey, virtualServerKey } from "./virtual_server.ts";
 import {
   buildIpvsRestoreInput,

@@ -17,8 +17,8 @@ import {
   type RulePart,
   type SavedTable,
 } from "../../netfilter/mod.ts";
-import type { IpvsDesiredState } from "./desired_state.ts";
-import { IPSET, ipsetName, ipsetSpec } from "./ipset_specs.ts";
+import type { IpvsDesiredState } from "./_desired_state.ts";
+import { IPSET, ipsetName, ipsetSpec } from "./_ipset_specs.ts";
 
 /** nat chains of IPVS mode, in upstream's declaration order. */
 export const IPVS_NAT_CHAINS: readonly string[] = [

@@ -7,7 +7,7 @@
  * one answers ICMP port-unreachable (reject); then nat POSTROUTING masquerades marked traffic.
  * From the node, IPVS acts at LOCAL_OUT, before filter OUTPUT (KUBE-IPVS-OUT-FILTER).
  */
-import { type KernelIpset, parseIpsetSave } from "./ipset_parser.ts";
+import { type KernelIpset, parseIpsetSave } from "./_ipset_parser.ts";
 import { parseIpvsadmSave } from "./ipvsadm_parser.ts";
 import { type IpvsTable, virtualServerKey } from "./virtual_server.ts";
 import { joinHostPort } from "../../net/mod.ts";
@@ -25,14 +25,14 @@ import {
 import type { Protocol } from "../../proxy/mod.ts";
 import type { TraceDecision, TracePacket, TraceResult } from "../../trace/mod.ts";
 import type { ModeTracer, TraceNode } from "../../trace/mod.ts";
-import { canonicalAddress } from "./trace_canonical.ts";
-import { ipsetMatches } from "./trace_ipset_match.ts";
+import { canonicalAddress } from "./_trace_canonical.ts";
+import { ipsetMatches } from "./_trace_ipset_match.ts";
 import {
   type IpvsRules,
   ipvsServiceNames,
   readIpvsRules,
   renderedIpvsRules,
-} from "./trace_rules.ts";
+} from "./_trace_rules.ts";
 
 interface ParsedIpvs {
   readonly table: IpvsTable;

@@ -18,15 +18,15 @@ import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { cleanupNftables } from "./cleanup.ts";
-import { NFT_TABLE, SERVICES_CHAIN, SYNC_STAMP } from "./names.ts";
+import { NFT_TABLE, SERVICES_CHAIN, SYNC_STAMP } from "./_names.ts";
 import { newNftTableStore, type NftRenderReport, updateNftTableStore } from "./render.ts";
 import {
   type NftablesRenderOptions,
   type NftRenderConfig,
   resolveNftRenderConfig,
 } from "./render_options.ts";
-import { parseStamp, stampElements } from "./table_stamp.ts";
-import type { NftTableStore } from "./table_store.ts";
+import { parseStamp, stampElements } from "./_table_stamp.ts";
+import type { NftTableStore } from "./_table_store.ts";
 import { EMPTY_TRANSACTION, fullTransaction, type NftTransaction } from "./transaction.ts";
 
 /** Counters the nftables backend bumps (kubeproxy_sync_proxy_rules_nftables_*_failures_total). */

@@ -13,17 +13,17 @@
  */
 import { type ProxyState, servicePortNameString } from "../../proxy/mod.ts";
 import { type SkippedServicePort, untrustedValue } from "../common/mod.ts";
-import { NFT_TABLE, NFT_TABLE_COMMENT } from "./names.ts";
-import { renderBase } from "./render_base.ts";
+import { NFT_TABLE, NFT_TABLE_COMMENT } from "./_names.ts";
+import { renderBase } from "./_render_base.ts";
 import {
   type NftablesRenderOptions,
   type NftRenderConfig,
   resolveNftRenderConfig,
 } from "./render_options.ts";
-import { type NftServicePortObjects, renderNftServicePort } from "./render_service.ts";
-import { ObjectCollector } from "./table_objects.ts";
+import { type NftServicePortObjects, renderNftServicePort } from "./_render_service.ts";
+import { ObjectCollector } from "./_table_objects.ts";
 import type { NftTableModel } from "./table_model.ts";
-import { NftTableStore } from "./table_store.ts";
+import { NftTableStore } from "./_table_store.ts";
 
 /** The owner name of the fixed base objects (service port keys are never empty). */
 export const BASE_OWNER = "";

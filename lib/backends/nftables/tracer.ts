@@ -6,16 +6,16 @@
  */
 import type { ProxyConfig } from "../../config/mod.ts";
 import { nftablesRenderOptions } from "./render_options.ts";
-import { NFT_TABLE } from "./names.ts";
+import { NFT_TABLE } from "./_names.ts";
 import { renderNftables } from "./render.ts";
 import { type NftTableModel } from "./table_model.ts";
 import { type CommandRunner, runChecked } from "../../exec/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import type { TracePacket, TraceResult } from "../../trace/mod.ts";
 import type { ModeTracer, TraceNode } from "../../trace/mod.ts";
-import { decideNft } from "./trace_decide.ts";
-import { parseNftTableListing } from "./trace_table_text.ts";
-import { type NftBranch, NftWalker } from "./trace_walk.ts";
+import { decideNft } from "./_trace_decide.ts";
+import { parseNftTableListing } from "./_trace_table_text.ts";
+import { type NftBranch, NftWalker } from "./_trace_walk.ts";
 
 /** Reads the family's `kube-proxy` table with a read-only `nft list table`. */
 export async function readNftTable(

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { sha256 } from "../../../lib/backends/common/sha256.ts";
+import { sha256 } from "../../../lib/backends/common/_sha256.ts";
 import { nameHash } from "../../../lib/backends/common/name_hash.ts";
 
 function reference(input: string): string {

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import {
-  chainHash,
   ChainNameCache,
   createIptablesProxier,
   renderFullRestore,
-  renderIptables,
-  servicePortEndpointChain,
 } from "../../../lib/backends/iptables/mod.ts";
+import { chainHash, servicePortEndpointChain } from "../../../lib/backends/iptables/chain_names.ts";
+import { renderIptables } from "../../../lib/backends/iptables/render.ts";
 import type { IptablesRenderOptions } from "../../../lib/backends/iptables/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, sps, state, svc, variedServicePorts } from "./state_fixtures.ts";

@@ -6,7 +6,7 @@ import {
   servicePortEndpointChain,
   servicePortPolicyClusterChain,
   servicePortPolicyLocalChain,
-} from "../../../lib/backends/iptables/mod.ts";
+} from "../../../lib/backends/iptables/chain_names.ts";
 
 Deno.test("servicePortPolicyClusterChain() matches upstream's known hash", () => {
   assert.equal(servicePortPolicyClusterChain("ns1/svc1:p80", "tcp"), "KUBE-SVC-XPGD46QRK7WJZT7O");

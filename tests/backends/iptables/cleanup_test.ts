@@ -4,8 +4,8 @@ import {
   computeCleanupPayload,
   createIptablesProxier,
   isCleanupChain,
-  KUBE_PROXY_CHAINS,
 } from "../../../lib/backends/iptables/mod.ts";
+import { KUBE_PROXY_CHAINS } from "../../../lib/backends/iptables/cleanup.ts";
 import { IPVS_FILTER_CHAINS, IPVS_NAT_CHAINS } from "../../../lib/backends/ipvs/render_iptables.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
+import { renderFullRestore } from "../../../lib/backends/iptables/mod.ts";
 import {
-  renderFullRestore,
   servicePortEndpointChain,
   servicePortPolicyClusterChain,
-} from "../../../lib/backends/iptables/mod.ts";
+} from "../../../lib/backends/iptables/chain_names.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";
 
 const OPTS = { clusterCIDRs: ["10.0.0.0/8"] };

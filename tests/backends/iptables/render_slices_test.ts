@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
+import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import { renderIptables, renderIptablesSlices } from "../../../lib/backends/iptables/render.ts";
 import {
   buildRestorePayload,
-  createIptablesProxier,
   emptyNodePlan,
-  type OwnedLine,
-  renderIptables,
-  renderIptablesSlices,
-} from "../../../lib/backends/iptables/mod.ts";
+} from "../../../lib/backends/iptables/restore_payload.ts";
+import { type OwnedLine } from "../../../lib/backends/iptables/rule_buffer.ts";
 import type { CommandRunner } from "../../../lib/exec/mod.ts";
 import { createMemoryLogger } from "../../../lib/log/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";

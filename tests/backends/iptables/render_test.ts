@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { masqueradeMarkText } from "../../../lib/backends/common/mod.ts";
-import {
-  probability,
-  renderFullRestore,
-  renderIptables,
-} from "../../../lib/backends/iptables/mod.ts";
+import { renderFullRestore } from "../../../lib/backends/iptables/mod.ts";
+import { probability } from "../../../lib/backends/iptables/_render_endpoints.ts";
+import { renderIptables } from "../../../lib/backends/iptables/render.ts";
 import type { IptablesRenderOptions } from "../../../lib/backends/iptables/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";

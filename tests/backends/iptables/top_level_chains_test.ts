@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
+import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
 import {
   chainDigests,
   changedChainLines,
-  createIptablesProxier,
   linesByChain,
-} from "../../../lib/backends/iptables/mod.ts";
+} from "../../../lib/backends/iptables/top_level_chains.ts";
 import { parseIptablesSave } from "../../../lib/netfilter/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
+import { KUBE_IPVS_DEVICE } from "../../../lib/backends/ipvs/mod.ts";
 import {
   cleanupIpvs,
-  KUBE_IPVS_DEVICE,
   parseIpsetNames,
   parseLinkNames,
-} from "../../../lib/backends/ipvs/mod.ts";
+} from "../../../lib/backends/ipvs/cleanup.ts";
 import { CommandError } from "../../../lib/exec/mod.ts";
 import { createLogger } from "../../../lib/log/mod.ts";
 import { createFakeNetadmin, type FakeNetadminOptions } from "../../support/fake_netadmin.ts";

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { computeIpvsDesiredState, type IpvsDesiredState } from "../../../lib/backends/ipvs/mod.ts";
+import {
+  computeIpvsDesiredState,
+  type IpvsDesiredState,
+} from "../../../lib/backends/ipvs/_desired_state.ts";
 import { ep, NODE_IP, port, state, svc } from "./fixtures.ts";
 
 function realServers(d: IpvsDesiredState, vsKey: string): string[] {

@@ -4,7 +4,7 @@ import {
   ipv6IpsetName,
   KUBE_IPSET_BASE_NAMES,
   KUBE_IPSET_NAMES,
-} from "../../../lib/backends/ipvs/mod.ts";
+} from "../../../lib/backends/ipvs/_ipset_names.ts";
 
 Deno.test("ipv6IpsetName() turns KUBE- into KUBE-6- and cuts the name to 31 characters", () => {
   assert.equal(ipv6IpsetName("KUBE-CLUSTER-IP"), "KUBE-6-CLUSTER-IP");

@@ -1,18 +1,20 @@
 import assert from "node:assert/strict";
+import { parseIpvsadmList } from "../../../lib/backends/ipvs/mod.ts";
+import { computeIpvsDesiredState } from "../../../lib/backends/ipvs/_desired_state.ts";
 import {
-  buildIpsetRestore,
-  commitIpvsDiff,
-  computeIpvsDesiredState,
-  diffIpvs,
   GracefulTerminationList,
+  planDrainCheck,
+} from "../../../lib/backends/ipvs/_graceful_termination.ts";
+import { buildIpsetRestore } from "../../../lib/backends/ipvs/_ipset_diff.ts";
+import { parseIpsetSave } from "../../../lib/backends/ipvs/_ipset_parser.ts";
+import {
+  commitIpvsDiff,
+  diffIpvs,
   ipvsadmRestoreInput,
   type IpvsDiff,
-  type IpvsOptions,
-  parseIpsetSave,
-  parseIpvsadmList,
-  parseIpvsadmSave,
-  planDrainCheck,
-} from "../../../lib/backends/ipvs/mod.ts";
+} from "../../../lib/backends/ipvs/_ipvs_diff.ts";
+import { type IpvsOptions } from "../../../lib/backends/ipvs/ipvs_options.ts";
+import { parseIpvsadmSave } from "../../../lib/backends/ipvs/ipvsadm_parser.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { createFakeIpset, type FakeIpset } from "../../support/fake_ipset.ts";
 import { createFakeIpvsadm, type FakeIpvsadm } from "../../support/fake_ipvsadm.ts";

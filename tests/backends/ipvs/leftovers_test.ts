@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { computeCleanupPayload, IPTABLES_JUMP_CHAINS } from "../../../lib/backends/iptables/mod.ts";
 import { jumpInsertLine } from "../../../lib/netfilter/mod.ts";
+import { KUBE_IPVS_DEVICE } from "../../../lib/backends/ipvs/mod.ts";
 import {
   IPVS_MODE_KEPT_IPTABLES,
-  KUBE_IPVS_DEVICE,
   ownedByIpvsMode,
   parseIpvsConnections,
   parseIpvsOwnership,
   removeIptablesLeftoversForIpvsMode,
   removeIpvsLeftoversForIptablesMode,
-} from "../../../lib/backends/ipvs/mod.ts";
+} from "../../../lib/backends/ipvs/leftovers.ts";
 import type { CommandRunner } from "../../../lib/exec/mod.ts";
 import { createFakeIpAddr } from "../../support/fake_ip_addr.ts";
 import { createFakeIpset } from "../../support/fake_ipset.ts";

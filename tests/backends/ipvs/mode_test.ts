@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  createIpvsMode,
-  DRAIN_CHECK_INTERVAL_ENV,
-  ipvsMode,
-  SCHEDULER_PROBE_VS,
-} from "../../../lib/backends/ipvs/mod.ts";
+import { DRAIN_CHECK_INTERVAL_ENV, ipvsMode } from "../../../lib/backends/ipvs/mod.ts";
+import { createIpvsMode, SCHEDULER_PROBE_VS } from "../../../lib/backends/ipvs/mode.ts";
 import { ModeUnavailableError } from "../../../lib/backends/mod.ts";
 import { defaultConfig, type ProxyConfig } from "../../../lib/config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../../lib/exec/mod.ts";

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
+import { computeIpvsDesiredState } from "../../../lib/backends/ipvs/_desired_state.ts";
+import { renderIpvsPayloads, renderIpvsText } from "../../../lib/backends/ipvs/_render.ts";
 import {
   buildIpvsRestoreInput,
-  computeIpvsDesiredState,
   missingIpvsJumps,
   renderIpvsIptablesRules,
-  renderIpvsPayloads,
-  renderIpvsText,
-} from "../../../lib/backends/ipvs/mod.ts";
+} from "../../../lib/backends/ipvs/render_iptables.ts";
 import { parseIptablesSave } from "../../../lib/netfilter/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, port, state, svc } from "./fixtures.ts";

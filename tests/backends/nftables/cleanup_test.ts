@@ -4,7 +4,7 @@ import {
   deleteTableScript,
   KUBE_PROXY_TABLE,
   parseNftTables,
-} from "../../../lib/backends/nftables/mod.ts";
+} from "../../../lib/backends/nftables/cleanup.ts";
 import { CommandError } from "../../../lib/exec/mod.ts";
 import { createFakeNetadmin } from "../../support/fake_netadmin.ts";
 

@@ -4,7 +4,7 @@ import {
   stampElements,
   TableStamp,
   textHash,
-} from "../../../lib/backends/nftables/mod.ts";
+} from "../../../lib/backends/nftables/_table_stamp.ts";
 
 Deno.test("TableStamp.toggleElement() hashes exactly as toggle() of the element's text", () => {
   const elements = [

@@ -5,7 +5,7 @@ import {
   type Registry,
   restoreFailureCounter,
 } from "../../metrics/mod.ts";
-import type { BackendMetricsFor } from "../mode.ts";
+import type { BackendMetricsFor } from "../mod.ts";
 
 function ipvsMetrics(b: MetricBuilders): BackendMetricsFor {
   const restore = restoreFailureCounter(b);

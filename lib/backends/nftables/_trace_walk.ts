@@ -4,12 +4,12 @@
  * (`numgen random mod N`, `jhash … mod N`) fork the walk into N equally likely branches, so
  * the result is every way the packet can go, each with its probability. Pure.
  */
-import { SERVICE_IPS, SERVICE_NODEPORTS } from "./names.ts";
+import { SERVICE_IPS, SERVICE_NODEPORTS } from "./_names.ts";
 import { type NftSet, type NftTableModel } from "./table_model.ts";
 import { canonicalIP, cidrContains, parseCIDR } from "../../net/mod.ts";
 import type { TracePacket } from "../../trace/mod.ts";
 import type { TraceNode } from "../../trace/mod.ts";
-import { type NftExpr, type NftField, parseNftRule } from "./trace_rule_parse.ts";
+import { type NftExpr, type NftField, parseNftRule } from "./_trace_rule_parse.ts";
 
 /** An element a lookup matched: its set, key and comment. */
 export interface NftElementHit {

@@ -6,9 +6,9 @@
  * state when one is at hand.
  */
 import type { ProxyConfig } from "../../config/mod.ts";
-import { computeIpvsDesiredState } from "./desired_state.ts";
+import { computeIpvsDesiredState } from "./_desired_state.ts";
 import { ipvsModeOptions } from "./ipvs_options.ts";
-import { renderIpvsPayloads } from "./render.ts";
+import { renderIpvsPayloads } from "./_render.ts";
 import { virtualServerKey } from "./virtual_server.ts";
 import { detectIptablesFlavour, iptablesBinaries } from "../iptables/mod.ts";
 import { type CommandRunner, runChecked } from "../../exec/mod.ts";

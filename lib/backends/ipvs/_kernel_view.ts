@@ -4,7 +4,7 @@
  * by a few changed ports reads nothing. Draining real servers appear at weight 0, with unknown
  * connection counts (a removed one therefore drains, and the periodic check deletes it).
  */
-import type { GracefulTerminationList } from "./graceful_termination.ts";
+import type { GracefulTerminationList } from "./_graceful_termination.ts";
 import type { IpvsTable, RealServer, VirtualServerState } from "./virtual_server.ts";
 
 /** Our virtual servers by virtualServerKey; entries are never mutated, only replaced. */

@@ -4,7 +4,7 @@
  * the argument and the expected form.
  */
 import { canonicalIP, ipFamily } from "../net/mod.ts";
-import type { FlagValue } from "./flag_table.ts";
+import type { FlagValue } from "./_flag_table.ts";
 import { ConfigError, type TraceArgProtocol, type TraceRequest } from "./types.ts";
 
 /** The flags only `trace` takes. */

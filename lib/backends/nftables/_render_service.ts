@@ -14,7 +14,7 @@ import {
   usesClusterEndpoints,
   usesLocalEndpoints,
 } from "../../proxy/mod.ts";
-import { type NftOwnedObjects, ObjectCollector } from "./table_objects.ts";
+import { type NftOwnedObjects, ObjectCollector } from "./_table_objects.ts";
 import {
   CLUSTER_IPS,
   clusterChainName,
@@ -34,7 +34,7 @@ import {
   SERVICE_NODEPORTS,
   servicePortChainBase,
   SHORT_CIRCUIT_OFFSET,
-} from "./names.ts";
+} from "./_names.ts";
 import type { NftRenderConfig } from "./render_options.ts";
 import { nftQuote } from "./table_model.ts";
 

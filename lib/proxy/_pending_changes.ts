@@ -3,7 +3,7 @@
  * value at the last snapshot is remembered on the first change, and a key whose value returns to
  * that baseline (added then deleted, or an update that changes nothing) is no longer pending.
  */
-import { deepEqual } from "./deep_equal.ts";
+import { deepEqual } from "./_deep_equal.ts";
 
 /** Keys changed since the last snapshot, with each key's value at that snapshot. */
 export class PendingChanges<V> {

@@ -13,8 +13,8 @@ import type { Cluster, Context, User } from "@kubernetes/client-node/dist/config
 import type { ExecAuth } from "@kubernetes/client-node/dist/exec_auth.js";
 import { parse } from "yaml";
 import { type Clock, systemClock } from "../sync/mod.ts";
-import { type KubeConfigEntries, kubeConfigEntries } from "./kubeconfig_entries.ts";
-import { TokenFileSource } from "./token_file.ts";
+import { type KubeConfigEntries, kubeConfigEntries } from "./_kubeconfig_entries.ts";
+import { TokenFileSource } from "./_token_file.ts";
 
 export type { Cluster, Context, KubeConfigEntries, User };
 

@@ -5,7 +5,7 @@
 import type { Logger } from "../log/mod.ts";
 import { silentLogger } from "../log/mod.ts";
 import { errorMessage } from "../log/mod.ts";
-import { parseStatus, statusError } from "./api_errors.ts";
+import { parseStatus, statusError } from "./_api_errors.ts";
 import type { ApiTransport } from "./transport.ts";
 
 /** Namespace of events about cluster-scoped objects such as Nodes. */

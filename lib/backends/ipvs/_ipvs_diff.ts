@@ -13,7 +13,7 @@ import {
   type GracefulTerminationList,
   hasConnections,
   needsGracefulTermination,
-} from "./graceful_termination.ts";
+} from "./_graceful_termination.ts";
 import {
   deleteRealServerLine,
   deleteVirtualServerLine,

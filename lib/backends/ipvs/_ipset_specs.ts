@@ -5,7 +5,7 @@
  */
 import { canonicalIP, cidrString, parseCIDR } from "../../net/mod.ts";
 import type { IPFamily, Protocol } from "../../proxy/mod.ts";
-import { ipv6IpsetName } from "./ipset_names.ts";
+import { ipv6IpsetName } from "./_ipset_names.ts";
 
 /** The ipset types IPVS mode uses. */
 export type IpsetType =

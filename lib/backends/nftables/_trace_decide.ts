@@ -9,10 +9,10 @@ import {
   FIREWALL_CHECK,
   NO_ENDPOINT_NODEPORTS,
   NO_ENDPOINT_SERVICES,
-} from "./names.ts";
+} from "./_names.ts";
 import { joinHostPort } from "../../net/mod.ts";
 import type { TraceDecision, TraceEndpoint, TraceResult } from "../../trace/mod.ts";
-import type { NftBranch } from "./trace_walk.ts";
+import type { NftBranch } from "./_trace_walk.ts";
 
 /** `ns/svc:port cluster IP` → `ns/svc:port` (a service port name holds no space). */
 function servicePortOf(comment: string): string {

@@ -8,9 +8,9 @@
 import { canonicalIP } from "../net/mod.ts";
 import { type Endpoint, externallyAccessible, type ServicePortState } from "../proxy/mod.ts";
 import type { TraceDecision, TracePacket } from "./decision.ts";
-import type { ServiceHit } from "./model_match.ts";
+import type { ServiceHit } from "./_model_match.ts";
 import { inCIDR, type ModelOptions } from "./model_options.ts";
-import { clusterMasquerade, forward, refuse } from "./model_verdict.ts";
+import { clusterMasquerade, forward, refuse } from "./_model_verdict.ts";
 
 /** The virtual server uses only local endpoints: ITP Local on the ClusterIP, ETP Local elsewhere. */
 function localOnly(hit: ServiceHit): boolean {

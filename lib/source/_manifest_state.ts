@@ -4,7 +4,7 @@
  */
 import type { ObjectEvent } from "./events.ts";
 import { selectedByProxyLabels } from "./events.ts";
-import type { ManifestObject } from "./manifest_parse.ts";
+import type { ManifestObject } from "./_manifest_parse.ts";
 
 /** Delivered objects by identity key (kind + namespace/name). */
 export type ManifestState = ReadonlyMap<string, ManifestObject>;

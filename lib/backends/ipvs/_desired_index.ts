@@ -12,8 +12,8 @@ import {
   type LbNoNodeAccess,
   mergePortShares,
   type PortShare,
-} from "./desired_state.ts";
-import { IPSET, IPSET_SPECS } from "./ipset_specs.ts";
+} from "./_desired_state.ts";
+import { IPSET, IPSET_SPECS } from "./_ipset_specs.ts";
 import type { ResolvedIpvsConfig } from "./ipvs_options.ts";
 import type { IpvsRuleInputs } from "./render_iptables.ts";
 import type { VirtualServerState } from "./virtual_server.ts";

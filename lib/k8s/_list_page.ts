@@ -9,10 +9,10 @@ import {
   parseRetryAfter,
   parseStatus,
   statusError,
-} from "./api_errors.ts";
+} from "./_api_errors.ts";
 import { type ListPageOptions, listQuery, type ResourceSpec } from "./resources.ts";
 import type { ApiResponse, ApiTransport } from "./transport.ts";
-import { type ListText, splitListText } from "./list_items.ts";
+import { type ListText, splitListText } from "./_list_items.ts";
 
 /** Turns a non-2xx response into the matching error (Retry-After honoured). */
 export async function responseFailure(

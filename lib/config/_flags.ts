@@ -6,7 +6,7 @@
  */
 import { canonicalIP, ipFamily, joinHostPort } from "../net/mod.ts";
 import { parseDuration } from "./duration.ts";
-import { FLAGS_BY_NAME, FLAGS_BY_SHORTHAND, type FlagSpec, type FlagValue } from "./flag_table.ts";
+import { FLAGS_BY_NAME, FLAGS_BY_SHORTHAND, type FlagSpec, type FlagValue } from "./_flag_table.ts";
 import { ConfigError, type VModuleItem } from "./types.ts";
 
 /** The flags given on a command line, by long name, and the positional arguments. */

@@ -5,7 +5,7 @@ import {
   type Registry,
   syncLatencyHistograms,
 } from "../../metrics/mod.ts";
-import type { BackendMetricsFor } from "../mode.ts";
+import type { BackendMetricsFor } from "../mod.ts";
 
 function nftablesMetrics(b: MetricBuilders): BackendMetricsFor {
   const latencies = syncLatencyHistograms(b);

@@ -4,7 +4,7 @@
  * and map. Their count is constant; services only add elements (and shared chains per
  * endpoint count, see render_service.ts).
  */
-import type { ObjectCollector } from "./table_objects.ts";
+import type { ObjectCollector } from "./_table_objects.ts";
 import {
   CLUSTER_IPS,
   CLUSTER_IPS_CHECK,
@@ -26,7 +26,7 @@ import {
   SERVICE_NODEPORTS,
   SERVICES_CHAIN,
   SYNC_STAMP,
-} from "./names.ts";
+} from "./_names.ts";
 import type { NftRenderConfig } from "./render_options.ts";
 import { nftQuote } from "./table_model.ts";
 

@@ -24,7 +24,7 @@ import {
   servicePortOwnChains,
   type ServicePortPlan,
   writeServicePortChains,
-} from "./render_service_chains.ts";
+} from "./_render_service_chains.ts";
 import { quoted, type RulePart } from "../../netfilter/mod.ts";
 import type { RuleBuffers } from "./rule_buffer.ts";
 

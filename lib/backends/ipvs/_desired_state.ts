@@ -6,7 +6,7 @@
 import { cidrContains, ipFamily, parseCIDR } from "../../net/mod.ts";
 import type { Endpoint, IPFamily, ProxyState, ServicePortState } from "../../proxy/mod.ts";
 import { type SkippedServicePort, untrustedValue, validPort } from "../common/mod.ts";
-import { ipPortEntry, ipPortIpEntry, ipPortNetEntry, IPSET, IPSET_SPECS } from "./ipset_specs.ts";
+import { ipPortEntry, ipPortIpEntry, ipPortNetEntry, IPSET, IPSET_SPECS } from "./_ipset_specs.ts";
 import { type IpvsOptions, type ResolvedIpvsConfig, resolveIpvsConfig } from "./ipvs_options.ts";
 import {
   type RealServer,

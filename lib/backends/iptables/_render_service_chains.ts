@@ -11,7 +11,7 @@ import {
   endpointChainName,
   writeEndpointChain,
   writeServiceToEndpointRules,
-} from "./render_endpoints.ts";
+} from "./_render_endpoints.ts";
 import type { ResolvedRenderConfig } from "./render_options.ts";
 import { quoted, type RulePart } from "../../netfilter/mod.ts";
 import type { RuleBuffers } from "./rule_buffer.ts";

@@ -5,8 +5,8 @@
  */
 import type { IPFamily } from "../../proxy/mod.ts";
 import { linesText } from "../common/mod.ts";
-import type { KernelIpset } from "./ipset_parser.ts";
-import { IPSET_SPECS, ipsetCreateLine, ipsetName } from "./ipset_specs.ts";
+import type { KernelIpset } from "./_ipset_parser.ts";
+import { IPSET_SPECS, ipsetCreateLine, ipsetName } from "./_ipset_specs.ts";
 
 /** The restore input turning `current` into `desired` (members by IPv4 set name). */
 export function buildIpsetRestore(

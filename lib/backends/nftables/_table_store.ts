@@ -5,7 +5,7 @@
  * those. This is what keeps one endpoint change at tens of milliseconds at 100k+ elements.
  * When two owners want the same key with different values, the first keeps it (a conflict).
  */
-import type { NftOwnedObjects } from "./table_objects.ts";
+import type { NftOwnedObjects } from "./_table_objects.ts";
 import {
   hookText,
   type NftChain,
@@ -16,7 +16,7 @@ import {
   sameRules,
   sameSetSpec,
 } from "./table_model.ts";
-import { TableStamp } from "./table_stamp.ts";
+import { TableStamp } from "./_table_stamp.ts";
 import { type NftTransaction, ScriptWriter, setBody, tableRef } from "./transaction.ts";
 
 interface Counted<T> {

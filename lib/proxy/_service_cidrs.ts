@@ -12,7 +12,7 @@ import {
   optRecord,
   runValidation,
   type Validation,
-} from "./validation_rules.ts";
+} from "./_validation_rules.ts";
 
 /** One ServiceCIDR after validation: its name and its good CIDRs, canonical. */
 export interface ValidatedServiceCIDR {

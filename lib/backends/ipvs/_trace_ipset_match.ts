@@ -4,9 +4,9 @@
  * canonical member spelling of the set's type and looked up; `hash:ip,port,net` members are
  * searched for a net holding the source. Only the set types IPVS mode creates are known. Pure.
  */
-import { type KernelIpset } from "./ipset_parser.ts";
+import { type KernelIpset } from "./_ipset_parser.ts";
 import { cidrContains, parseCIDR } from "../../net/mod.ts";
-import { canonicalAddress } from "./trace_canonical.ts";
+import { canonicalAddress } from "./_trace_canonical.ts";
 
 /** The packet fields an ipset match can read. */
 export interface IpsetPacket {

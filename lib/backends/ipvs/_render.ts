@@ -4,11 +4,11 @@
  * addresses and the iptables-restore input. Pure.
  */
 import type { ProxyState } from "../../proxy/mod.ts";
-import { addressAddBatch } from "./address_diff.ts";
-import { computeIpvsDesiredState } from "./desired_state.ts";
-import { GracefulTerminationList } from "./graceful_termination.ts";
-import { diffIpvs, ipvsadmRestoreInput } from "./ipvs_diff.ts";
-import { buildIpsetRestore } from "./ipset_diff.ts";
+import { addressAddBatch } from "./_address_diff.ts";
+import { computeIpvsDesiredState } from "./_desired_state.ts";
+import { GracefulTerminationList } from "./_graceful_termination.ts";
+import { diffIpvs, ipvsadmRestoreInput } from "./_ipvs_diff.ts";
+import { buildIpsetRestore } from "./_ipset_diff.ts";
 import type { IpvsOptions } from "./ipvs_options.ts";
 import { buildIpvsRestoreInput, renderIpvsIptablesRules } from "./render_iptables.ts";
 

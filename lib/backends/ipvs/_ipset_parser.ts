@@ -3,7 +3,7 @@
  * `ipset list` (`Name:`, `Type:`, `Members:` blocks). Members of the types IPVS mode uses are
  * put in the spelling desired members use, so the two compare as strings.
  */
-import { canonicalMember, type IpsetType } from "./ipset_specs.ts";
+import { canonicalMember, type IpsetType } from "./_ipset_specs.ts";
 
 /** One set read from the kernel. */
 export interface KernelIpset {
