@@ -19,3 +19,4 @@ export {
 } from "./types.ts";
 export { validateEndpointSlice } from "./validate_endpoint_slice.ts";
 export { validateService } from "./validate_service.ts";
+export { type SkippedServicePort, untrustedValue, validPort } from "./untrusted_value.ts";

@@ -4,9 +4,8 @@
  * order (the order every mode writes them), VIPs before NodePorts, as upstream's KUBE-SERVICES
  * sends NodePorts last.
  */
-import { untrustedValue } from "../backends/common/mod.ts";
 import { isLoopbackIP } from "../net/mod.ts";
-import type { ProxyState, ServicePortState } from "../proxy/mod.ts";
+import { type ProxyState, type ServicePortState, untrustedValue } from "../proxy/mod.ts";
 import type { TracePacket } from "./decision.ts";
 import { inCIDR, type ModelOptions } from "./model_options.ts";
 

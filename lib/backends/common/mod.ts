@@ -2,4 +2,3 @@
 export { linesText } from "./lines_text.ts";
 export { masqueradeMarkText } from "./masquerade_mark.ts";
 export { nameHash } from "./name_hash.ts";
-export { type SkippedServicePort, untrustedValue, validPort } from "./untrusted_value.ts";

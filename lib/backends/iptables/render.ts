@@ -2,8 +2,8 @@
  * Renders a ProxyState into the nat and filter rules upstream kube-proxy would program.
  * Pure: the result is data that the applier turns into iptables-restore input.
  */
+import { type SkippedServicePort, untrustedValue } from "../../proxy/mod.ts";
 import type { ProxyState } from "../../proxy/mod.ts";
-import { type SkippedServicePort, untrustedValue } from "../common/mod.ts";
 import {
   KUBE_EXTERNAL_SERVICES,
   KUBE_FIREWALL,

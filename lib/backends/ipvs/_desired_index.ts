@@ -4,7 +4,7 @@
  * servers they touch, set members and kube-ipvs0 addresses that appear or disappear (counted,
  * since ports may share an address), and whether the iptables rules' inputs moved.
  */
-import { type SkippedServicePort, untrustedValue } from "../common/mod.ts";
+import { type SkippedServicePort, untrustedValue } from "../../proxy/mod.ts";
 import type { ProxyState } from "../../proxy/mod.ts";
 import {
   computePortShare,

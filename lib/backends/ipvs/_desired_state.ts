@@ -3,9 +3,9 @@
  * without the kernel calls): virtual servers with their real servers, the members of every
  * ipset, the addresses bound to kube-ipvs0, and the LB addresses the node may not reach.
  */
+import { type SkippedServicePort, untrustedValue, validPort } from "../../proxy/mod.ts";
 import { cidrContains, ipFamily, parseCIDR } from "../../net/mod.ts";
 import type { Endpoint, IPFamily, ProxyState, ServicePortState } from "../../proxy/mod.ts";
-import { type SkippedServicePort, untrustedValue, validPort } from "../common/mod.ts";
 import { ipPortEntry, ipPortIpEntry, ipPortNetEntry, IPSET, IPSET_SPECS } from "./_ipset_specs.ts";
 import { type IpvsOptions, type ResolvedIpvsConfig, resolveIpvsConfig } from "./ipvs_options.ts";
 import {

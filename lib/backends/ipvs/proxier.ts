@@ -9,6 +9,7 @@
  * after a failure is full. A separate check (every minute by default) deletes drained real
  * servers.
  */
+import type { SkippedServicePort } from "../../proxy/mod.ts";
 import {
   type BackendMetrics,
   NO_BACKEND_METRICS,
@@ -18,7 +19,6 @@ import {
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { CIDR } from "../../net/mod.ts";
-import type { SkippedServicePort } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
 import { parseIptablesSave } from "../../netfilter/mod.ts";

@@ -11,8 +11,8 @@
  * services (session-affinity services excepted). bench/nftables_layout.ts measures it with raw
  * `nft -f` (docs/performance.md).
  */
+import { type SkippedServicePort, untrustedValue } from "../../proxy/mod.ts";
 import { type ProxyState, servicePortNameString } from "../../proxy/mod.ts";
-import { type SkippedServicePort, untrustedValue } from "../common/mod.ts";
 import { NFT_TABLE, NFT_TABLE_COMMENT } from "./_names.ts";
 import { renderBase } from "./_render_base.ts";
 import {

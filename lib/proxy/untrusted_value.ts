@@ -3,8 +3,8 @@
  * the API and manifests, and this re-checks each service port where its values are written,
  * so nothing that could break out of a rule, a quoted comment or a name is ever rendered.
  */
-import { ipFamily, joinHostPort, parseCIDR } from "../../net/mod.ts";
-import { type IPFamily, servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
+import { ipFamily, joinHostPort, parseCIDR } from "../net/mod.ts";
+import { type IPFamily, servicePortNameString, type ServicePortState } from "./types.ts";
 
 /** A service port left out of the rules because a value could not be trusted. */
 export interface SkippedServicePort {
