@@ -146,14 +146,12 @@ export function resolveModeFields(config: ProxyConfig): void {
   if (config.mode === "nftables" && config.nodePortAddresses.length === 0) {
     config.nodePortAddresses = ["primary"];
   }
-  const section = config.mode === "ipvs"
-    ? config.ipvs
-    : config.mode === "nftables"
-    ? config.nftables
-    : config.iptables;
+  // Each mode's section is the field its name keys; a section without masquerade settings (IPVS)
+  // takes the iptables section's, as upstream does.
+  const section = config[config.mode];
   config.syncPeriodMs = section.syncPeriodMs;
   config.minSyncPeriodMs = section.minSyncPeriodMs;
-  const masq = config.mode === "nftables" ? config.nftables : config.iptables;
+  const masq = "masqueradeBit" in section ? section : config.iptables;
   config.masqueradeAll = masq.masqueradeAll;
   config.masqueradeBit = masq.masqueradeBit;
 }

@@ -45,7 +45,8 @@ function checkHostPort(push: Push, field: string, flag: string, value: string): 
 
 function checkDurations(push: Push, config: ProxyConfig): void {
   const mode = config.mode;
-  const section = mode === "ipvs" ? "ipvs" : mode === "nftables" ? "nftables" : "iptables";
+  // Each mode's section is the field its name keys.
+  const section = mode;
   const flagPrefix = mode === "ipvs" ? "--ipvs" : "--iptables";
   const { syncPeriodMs, minSyncPeriodMs } = config[section];
   if (syncPeriodMs <= 0) {
