@@ -104,18 +104,19 @@ export function leftoverModes(mode: ProxyModeName): ProxyModeName[] {
 }
 
 /**
- * Removes the leftovers of every other mode for `mode`, in CLEANUP_ORDER (see leftoverModes).
- * Every mode is tried; returns the modes that left something behind (each failure logged).
+ * Runs the cleanup of each of `names` in turn. Every mode is tried; returns the modes that left
+ * something behind (each failure logged).
  */
-export async function removeLeftovers(
-  mode: ProxyModeName,
+async function runCleanups(
+  names: readonly ProxyModeName[],
+  cleanupOf: (name: ProxyModeName) => Promise<Cleanup>,
   runner: CommandRunner,
   logger: Logger,
 ): Promise<ProxyModeName[]> {
   const failed: ProxyModeName[] = [];
-  for (const name of leftoverModes(mode)) {
+  for (const name of names) {
     try {
-      const cleanup = await LEFTOVER_CLEANUPS[mode][name]!();
+      const cleanup = await cleanupOf(name);
       await cleanup(runner, logger);
       logger.debug(2, "Cleaned up leftover state", { mode: name });
     } catch (err) {
@@ -127,24 +128,31 @@ export async function removeLeftovers(
 }
 
 /**
+ * Removes the leftovers of every other mode for `mode`, in CLEANUP_ORDER (see leftoverModes).
+ * Every mode is tried; returns the modes that left something behind (each failure logged).
+ */
+export function removeLeftovers(
+  mode: ProxyModeName,
+  runner: CommandRunner,
+  logger: Logger,
+): Promise<ProxyModeName[]> {
+  return runCleanups(
+    leftoverModes(mode),
+    (name) => LEFTOVER_CLEANUPS[mode][name]!(),
+    runner,
+    logger,
+  );
+}
+
+/**
  * Removes the state of each of `modes`, in CLEANUP_ORDER. Absent state is success. Every mode is
  * tried; returns the modes that left something behind (each failure logged).
  */
-export async function cleanupModes(
+export function cleanupModes(
   modes: readonly ProxyModeName[],
   runner: CommandRunner,
   logger: Logger,
 ): Promise<ProxyModeName[]> {
-  const failed: ProxyModeName[] = [];
-  for (const name of CLEANUP_ORDER.filter((m) => modes.includes(m))) {
-    try {
-      const cleanup = await MODE_CLEANUPS[name]();
-      await cleanup(runner, logger);
-      logger.debug(2, "Cleaned up leftover state", { mode: name });
-    } catch (err) {
-      logger.error("Error cleaning up leftover state", { mode: name, err });
-      failed.push(name);
-    }
-  }
-  return failed;
+  const names = CLEANUP_ORDER.filter((m) => modes.includes(m));
+  return runCleanups(names, (name) => MODE_CLEANUPS[name](), runner, logger);
 }

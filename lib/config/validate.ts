@@ -31,6 +31,27 @@ function validInterfaceName(name: string, maxLength: number): boolean {
   return /^[A-Za-z0-9_.@:-]+$/.test(name) && name.length <= maxLength;
 }
 
+/**
+ * The interface settings of the detect-local modes that need one: iptables' `-i` takes 15 bytes,
+ * and a prefix leaves one for the "+" wildcard.
+ */
+const DETECT_LOCAL_INTERFACES = [
+  {
+    mode: "BridgeInterface",
+    field: "bridgeInterface",
+    flag: "--pod-bridge-interface",
+    maxLength: 15,
+    what: "an interface name",
+  },
+  {
+    mode: "InterfaceNamePrefix",
+    field: "interfaceNamePrefix",
+    flag: "--pod-interface-name-prefix",
+    maxLength: 14,
+    what: "an interface name prefix",
+  },
+] as const;
+
 type Push = (field: string, flag: string | undefined, value: unknown, expected: string) => void;
 
 function checkHostPort(push: Push, field: string, flag: string, value: string): void {
@@ -262,27 +283,16 @@ export function validateConfig(config: ProxyConfig): ValidationIssue[] {
       `one of ${IPVS_SCHEDULERS.join(", ")}`,
     );
   }
-  if (
-    config.detectLocalMode === "BridgeInterface" &&
-    !validInterfaceName(config.detectLocal.bridgeInterface, 15)
-  ) {
-    push(
-      "detectLocal.bridgeInterface",
-      "--pod-bridge-interface",
-      config.detectLocal.bridgeInterface,
-      'an interface name of 1 to 15 letters, digits or "_.@:-" when the detect-local mode is BridgeInterface',
-    );
-  }
-  if (
-    config.detectLocalMode === "InterfaceNamePrefix" &&
-    !validInterfaceName(config.detectLocal.interfaceNamePrefix, 14)
-  ) {
-    push(
-      "detectLocal.interfaceNamePrefix",
-      "--pod-interface-name-prefix",
-      config.detectLocal.interfaceNamePrefix,
-      'an interface name prefix of 1 to 14 letters, digits or "_.@:-" when the detect-local mode is InterfaceNamePrefix',
-    );
+  for (const setting of DETECT_LOCAL_INTERFACES) {
+    const value = config.detectLocal[setting.field];
+    if (config.detectLocalMode === setting.mode && !validInterfaceName(value, setting.maxLength)) {
+      push(
+        `detectLocal.${setting.field}`,
+        setting.flag,
+        value,
+        `${setting.what} of 1 to ${setting.maxLength} letters, digits or "_.@:-" when the detect-local mode is ${setting.mode}`,
+      );
+    }
   }
   const hidden = config.showHiddenMetricsForVersion;
   if (hidden !== "" && hidden !== HIDDEN_METRICS_VERSION) {

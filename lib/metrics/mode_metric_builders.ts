@@ -4,6 +4,7 @@
  * (iptables and nftables). Each mode's own set is registered in its folder (lib/backends/<mode>/).
  */
 import type { IPFamily } from "../proxy/mod.ts";
+import type { Counter } from "./prom.ts";
 import { metricBuilders, SYNC_DURATION_BUCKETS } from "./proxy_metrics.ts";
 
 /** Builders of `kubeproxy_` metrics on one registry, as a mode's metrics get them. */
@@ -37,5 +38,24 @@ export function syncLatencyHistograms(b: MetricBuilders) {
     observe(ip_family: IPFamily, isFull: boolean, seconds: number): void {
       (isFull ? full : partial).observe({ ip_family }, seconds);
     },
+  };
+}
+
+/** Full and partial sync latencies of one registry, as syncLatencyHistograms makes them. */
+export type SyncLatencyHistograms = ReturnType<typeof syncLatencyHistograms>;
+
+/**
+ * Gives each family's backend the handles `handlesOf` makes, after making that family's series
+ * of `counters` and `latencies` present at 0, as upstream's are from the start.
+ */
+export function perFamily<T>(
+  counters: readonly Counter<"ip_family">[],
+  latencies: SyncLatencyHistograms | null,
+  handlesOf: (ip_family: IPFamily) => T,
+): (ip_family: IPFamily) => T {
+  return (ip_family) => {
+    for (const c of counters) c.inc({ ip_family }, 0);
+    latencies?.zero(ip_family);
+    return handlesOf(ip_family);
   };
 }

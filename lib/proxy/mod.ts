@@ -1,4 +1,5 @@
 /** Public face of lib/proxy: the data model, change trackers and endpoint selection. */
+export { type IPFamily } from "../net/mod.ts";
 export { type NodeStatus } from "./node_status.ts";
 export {
   createProxyTracker,
@@ -9,7 +10,6 @@ export { externallyAccessible, usesClusterEndpoints, usesLocalEndpoints } from "
 export { categorizeEndpoints, TOPOLOGY_ZONE_LABEL } from "./topology.ts";
 export {
   type Endpoint,
-  type IPFamily,
   type Protocol,
   type ProxyState,
   type ServicePort,

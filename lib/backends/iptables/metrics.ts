@@ -4,8 +4,8 @@
  */
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import {
-  type MetricBuilders,
   metricBuilders,
+  perFamily,
   type Registry,
   restoreFailureCounter,
   syncLatencyHistograms,
@@ -69,9 +69,14 @@ function registerPacketCounters(registry: Registry, counters: PacketCounters, lo
   }
 }
 
-function iptablesMetrics(b: MetricBuilders, extras: ModeMetricsExtras): BackendMetricsFor {
+/** Registers iptables mode's metrics on `registry`; each call of the result serves one family. */
+export function registerIptablesMetrics(
+  registry: Registry,
+  extras: ModeMetricsExtras,
+): BackendMetricsFor {
+  const b = metricBuilders(registry);
   if (extras.packetCounters !== undefined) {
-    registerPacketCounters(b.registry, extras.packetCounters, extras.logger ?? silentLogger);
+    registerPacketCounters(registry, extras.packetCounters, extras.logger ?? silentLogger);
   }
   const restore = restoreFailureCounter(b);
   const partialRestore = b.counter(
@@ -91,32 +96,20 @@ function iptablesMetrics(b: MetricBuilders, extras: ModeMetricsExtras): BackendM
     ["ip_family", "table"],
   );
   const latencies = syncLatencyHistograms(b);
-  return (ip_family) => {
-    for (const c of [restore, partialRestore]) c.inc({ ip_family }, 0);
-    latencies.zero(ip_family);
-    return {
-      applyFailed(isFull) {
-        restore.inc({ ip_family });
-        if (!isFull) partialRestore.inc({ ip_family });
-      },
-      cleanupFailed() {},
-      synced(report, seconds) {
-        latencies.observe(ip_family, report.full, seconds);
-        for (const [table, n] of Object.entries(report.counts)) {
-          rulesTotal.set({ ip_family, table }, n);
-        }
-        for (const [table, n] of Object.entries(report.written ?? {})) {
-          rulesLast.set({ ip_family, table }, n);
-        }
-      },
-    };
-  };
-}
-
-/** Registers iptables mode's metrics on `registry`; each call of the result serves one family. */
-export function registerIptablesMetrics(
-  registry: Registry,
-  extras: ModeMetricsExtras,
-): BackendMetricsFor {
-  return iptablesMetrics(metricBuilders(registry), extras);
+  return perFamily([restore, partialRestore], latencies, (ip_family) => ({
+    applyFailed(isFull) {
+      restore.inc({ ip_family });
+      if (!isFull) partialRestore.inc({ ip_family });
+    },
+    cleanupFailed() {},
+    synced(report, seconds) {
+      latencies.observe(ip_family, report.full, seconds);
+      for (const [table, n] of Object.entries(report.counts)) {
+        rulesTotal.set({ ip_family, table }, n);
+      }
+      for (const [table, n] of Object.entries(report.written ?? {})) {
+        rulesLast.set({ ip_family, table }, n);
+      }
+    },
+  }));
 }

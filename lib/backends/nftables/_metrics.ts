@@ -1,13 +1,15 @@
 /** nftables mode's own metrics: sync and cleanup failure counters, full/partial sync latencies. */
 import {
-  type MetricBuilders,
   metricBuilders,
+  perFamily,
   type Registry,
   syncLatencyHistograms,
 } from "../../metrics/mod.ts";
 import type { BackendMetricsFor } from "../mod.ts";
 
-function nftablesMetrics(b: MetricBuilders): BackendMetricsFor {
+/** Registers nftables mode's metrics on `registry`; each call of the result serves one family. */
+export function registerNftablesMetrics(registry: Registry): BackendMetricsFor {
+  const b = metricBuilders(registry);
   const latencies = syncLatencyHistograms(b);
   const syncFailures = b.counter(
     "sync_proxy_rules_nftables_sync_failures_total",
@@ -19,18 +21,9 @@ function nftablesMetrics(b: MetricBuilders): BackendMetricsFor {
     "Cumulative proxy nftables cleanup failures",
     b.family,
   );
-  return (ip_family) => {
-    for (const c of [syncFailures, cleanupFailures]) c.inc({ ip_family }, 0);
-    latencies.zero(ip_family);
-    return {
-      applyFailed: () => syncFailures.inc({ ip_family }),
-      cleanupFailed: () => cleanupFailures.inc({ ip_family }),
-      synced: (report, seconds) => latencies.observe(ip_family, report.full, seconds),
-    };
-  };
-}
-
-/** Registers nftables mode's metrics on `registry`; each call of the result serves one family. */
-export function registerNftablesMetrics(registry: Registry): BackendMetricsFor {
-  return nftablesMetrics(metricBuilders(registry));
+  return perFamily([syncFailures, cleanupFailures], latencies, (ip_family) => ({
+    applyFailed: () => syncFailures.inc({ ip_family }),
+    cleanupFailed: () => cleanupFailures.inc({ ip_family }),
+    synced: (report, seconds) => latencies.observe(ip_family, report.full, seconds),
+  }));
 }
