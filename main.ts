@@ -3,6 +3,7 @@ import { CommandFailure } from "./lib/app/command_failure.ts";
 import { cleanupCommand, renderCommand, writeConfigCommand } from "./lib/app/commands.ts";
 import { initOnlyCommand } from "./lib/app/init_command.ts";
 import { runCommand } from "./lib/app/run_command.ts";
+import { MODE_CONFIG_SECTIONS } from "./lib/backends/mod.ts";
 import { ConfigError, helpText, parseCommandLine, VERSION } from "./lib/config/mod.ts";
 import { denoCommandRunner } from "./lib/exec/mod.ts";
 import { createLogger } from "./lib/log/mod.ts";
@@ -10,7 +11,7 @@ import { createLogger } from "./lib/log/mod.ts";
 async function main(args: string[]): Promise<number> {
   let cl;
   try {
-    cl = parseCommandLine(args);
+    cl = parseCommandLine(args, { modeSections: MODE_CONFIG_SECTIONS });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

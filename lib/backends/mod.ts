@@ -14,4 +14,11 @@ export {
   type PacketCounters,
   type ProxyModeName,
 } from "./mode.ts";
-export { CLEANUP_ORDER, cleanupModes, leftoverModes, loadMode, removeLeftovers } from "./modes.ts";
+export {
+  CLEANUP_ORDER,
+  cleanupModes,
+  leftoverModes,
+  loadMode,
+  MODE_CONFIG_SECTIONS,
+  removeLeftovers,
+} from "./modes.ts";

@@ -4,16 +4,29 @@
  * face (lib/backends/<mode>/mod.ts) and the mode object it exports. A mode's module is loaded
  * only when that mode is asked for: a node runs one mode, so the other two (their renderers,
  * proxiers and parsers) stay unloaded; removing a mode's leftovers loads only that mode's
- * cleanup file, which is why the cleanup tables below name those files and not the faces.
+ * cleanup file, which is why the cleanup tables below name those files and not the faces. Each
+ * mode's config section is a small file of its folder, loaded with the registry: every start
+ * validates the configuration before any mode is loaded.
  */
+import type { ModeConfigSections } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
+import { iptablesConfigSection } from "./iptables/config_section.ts";
+import { ipvsConfigSection } from "./ipvs/config_section.ts";
 import type { ModeDefinition, ProxyModeName } from "./mode.ts";
+import { nftablesConfigSection } from "./nftables/config_section.ts";
 
 const MODE_MODULES: Readonly<Record<ProxyModeName, () => Promise<ModeDefinition>>> = {
   iptables: async () => (await import("./iptables/mod.ts")).iptablesMode,
   ipvs: async () => (await import("./ipvs/mod.ts")).ipvsMode,
   nftables: async () => (await import("./nftables/mod.ts")).nftablesMode,
+};
+
+/** Each mode's config section, which lib/config's parsing and validation take as options. */
+export const MODE_CONFIG_SECTIONS: ModeConfigSections = {
+  iptables: iptablesConfigSection,
+  ipvs: ipvsConfigSection,
+  nftables: nftablesConfigSection,
 };
 
 /** Every mode `--proxy-mode` can name: the registry's keys. */

@@ -14,11 +14,16 @@ import {
 import { applyFlag, type FlagGroup, FLAGS, type FlagValue } from "./_flag_table.ts";
 import { parseFlags } from "./_flags.ts";
 import { type Command, type CommandLine, ConfigError, type ProxyConfig } from "./types.ts";
-import { validateConfig, type ValidationIssue } from "./validate.ts";
+import type { ModeConfigSections, ValidationIssue } from "./mode_section.ts";
+import { validateConfig } from "./validate.ts";
 import { parseTraceArgs, TRACE_FLAGS } from "./_trace_args.ts";
 
-/** Seams for parseCommandLine: file reading and the host name, real by default. */
+/**
+ * What parseCommandLine needs: each mode's config section (from the mode registry, which
+ * lib/config cannot import), and seams for file reading and the host name, real by default.
+ */
 export interface ParseCommandLineOptions {
+  readonly modeSections: ModeConfigSections;
   readonly readTextFile?: (path: string) => string;
   readonly hostname?: () => string;
 }
@@ -91,7 +96,7 @@ function pickCommand(
  */
 export function parseCommandLine(
   args: readonly string[],
-  options: ParseCommandLineOptions = {},
+  options: ParseCommandLineOptions,
 ): CommandLine {
   const readTextFile = options.readTextFile ?? Deno.readTextFileSync;
   const hostname = options.hostname ?? Deno.hostname;
@@ -140,7 +145,7 @@ export function parseCommandLine(
   config.master = (values.get("master") as string | undefined) ?? "";
   resolveModeFields(config);
 
-  const issues = validateConfig(config);
+  const issues = validateConfig(config, { modeSections: options.modeSections });
   if (issues.length > 0) {
     throw new ConfigError(issues.map((i) => describe(i, configFile, texts)).join("\n"));
   }

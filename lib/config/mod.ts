@@ -1,12 +1,13 @@
 /** Public face of lib/config: flags, the config file, defaults, validation, help and version. */
-export { parseCommandLine } from "./command_line.ts";
+export { parseCommandLine, type ParseCommandLineOptions } from "./command_line.ts";
 export { decodeConfigFile } from "./config_file.ts";
 export { configToYaml } from "./config_yaml.ts";
 export { defaultConfig, primaryNodeIPOverride } from "./defaults.ts";
-export { parseDuration } from "./duration.ts";
+export { formatDuration, parseDuration } from "./duration.ts";
 export { commonRenderOptions } from "./family_options.ts";
 export { featureEnabled } from "./feature_gates.ts";
 export { helpText, VERSION } from "./help.ts";
+export type { ModeConfigSection, ModeConfigSections, ValidationIssue } from "./mode_section.ts";
 export { PROXY_MODES } from "./schema.ts";
 export {
   ConfigError,
@@ -15,4 +16,4 @@ export {
   type ProxyModeName,
   type TraceRequest,
 } from "./types.ts";
-export { validateConfig } from "./validate.ts";
+export { validateConfig, type ValidateConfigOptions } from "./validate.ts";

@@ -5,23 +5,16 @@
 import { isIP, parseCIDR } from "../net/mod.ts";
 import { formatDuration } from "./duration.ts";
 import { checkFeatureGates } from "./feature_gates.ts";
-import type { ProxyConfig } from "./types.ts";
+import type { ModeConfigSections, ValidationIssue } from "./mode_section.ts";
+import type { ProxyConfig, ProxyModeName } from "./types.ts";
 
-/**
- * One invalid value: the file field, the flag that sets it (if any) and what was expected, or
- * (for a value that is well-formed but cannot be honoured) why it is refused.
- */
-export interface ValidationIssue {
-  readonly field: string;
-  readonly flag?: string;
-  readonly value: string;
-  readonly expected: string;
-  /** Replaces "expected ..." in the message when set. */
-  readonly reason?: string;
+export type { ValidationIssue };
+
+/** What validateConfig needs besides the configuration. */
+export interface ValidateConfigOptions {
+  /** Each mode's config section, from the mode registry. */
+  readonly modeSections: ModeConfigSections;
 }
-
-/** IPVS schedulers upstream accepts ("" means the default, rr). */
-export const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq"];
 
 /** The only hidden-metrics version a 1.34 binary accepts: the previous minor release. */
 const HIDDEN_METRICS_VERSION = "1.33";
@@ -64,11 +57,19 @@ function checkHostPort(push: Push, field: string, flag: string, value: string): 
   }
 }
 
-function checkDurations(push: Push, config: ProxyConfig): void {
-  const mode = config.mode;
+/**
+ * The chosen mode's section: the sync periods every section has, then the section's own checks,
+ * which the mode's folder supplies.
+ */
+function checkModeSection(
+  issues: ValidationIssue[],
+  push: Push,
+  config: ProxyConfig,
+  sections: ModeConfigSections,
+): void {
   // Each mode's section is the field its name keys.
-  const section = mode;
-  const flagPrefix = mode === "ipvs" ? "--ipvs" : "--iptables";
+  const section = config.mode;
+  const { flagPrefix } = sections[section];
   const { syncPeriodMs, minSyncPeriodMs } = config[section];
   if (syncPeriodMs <= 0) {
     push(
@@ -93,6 +94,18 @@ function checkDurations(push: Push, config: ProxyConfig): void {
       `a duration no longer than the sync period "${formatDuration(syncPeriodMs)}"`,
     );
   }
+  issues.push(...sectionIssues(section, config, sections));
+}
+
+function sectionIssues<M extends ProxyModeName>(
+  mode: M,
+  config: ProxyConfig,
+  sections: ModeConfigSections,
+): ValidationIssue[] {
+  return sections[mode].check(config[mode]);
+}
+
+function checkDurations(push: Push, config: ProxyConfig): void {
   if (config.configSyncPeriodMs <= 0) {
     push(
       "configSyncPeriod",
@@ -116,13 +129,6 @@ function checkDurations(push: Push, config: ProxyConfig): void {
     ["conntrack.udpTimeout", "--conntrack-udp-timeout", ct.udpTimeoutMs],
     ["conntrack.udpStreamTimeout", "--conntrack-udp-timeout-stream", ct.udpStreamTimeoutMs],
   ];
-  if (mode === "ipvs") {
-    nonNegative.push(
-      ["ipvs.tcpTimeout", "--ipvs-tcp-timeout", config.ipvs.tcpTimeoutMs],
-      ["ipvs.tcpFinTimeout", "--ipvs-tcpfin-timeout", config.ipvs.tcpFinTimeoutMs],
-      ["ipvs.udpTimeout", "--ipvs-udp-timeout", config.ipvs.udpTimeoutMs],
-    );
-  }
   for (const [field, flag, ms] of nonNegative) {
     if (ms < 0) push(field, flag, formatDuration(ms), "a duration of 0 or more");
   }
@@ -132,10 +138,8 @@ function checkNumbers(push: Push, config: ProxyConfig): void {
   const bit = (field: string, flag: string | undefined, v: number) => {
     if (v < 0 || v > 31) push(field, flag, v, "an integer from 0 to 31");
   };
+  // Checked in every mode: IPVS mode masquerades with the iptables section's bit too.
   bit("iptables.masqueradeBit", "--iptables-masquerade-bit", config.iptables.masqueradeBit);
-  if (config.mode === "nftables") {
-    bit("nftables.masqueradeBit", undefined, config.nftables.masqueradeBit);
-  }
   if (config.oomScoreAdj < -1000 || config.oomScoreAdj > 1000) {
     push("oomScoreAdj", "--oom-score-adj", config.oomScoreAdj, "an integer from -1000 to 1000");
   }
@@ -196,13 +200,6 @@ function checkCIDRs(push: Push, config: ProxyConfig): void {
       }
     }
   }
-  if (config.mode === "ipvs") {
-    for (const c of config.ipvs.excludeCIDRs) {
-      if (!parseCIDR(c)) {
-        push("ipvs.excludeCIDRs", "--ipvs-exclude-cidrs", c, 'a CIDR such as "10.0.0.0/8"');
-      }
-    }
-  }
 }
 
 /** Settings kube-proxy honours that this program cannot: refused rather than ignored. */
@@ -255,8 +252,14 @@ function checkUnsupported(issues: ValidationIssue[], config: ProxyConfig): void 
   }
 }
 
-/** Every problem with `config`, in a stable order; an empty list means it is valid. */
-export function validateConfig(config: ProxyConfig): ValidationIssue[] {
+/**
+ * Every problem with `config`, in a stable order; an empty list means it is valid. The chosen
+ * mode's section is checked by the section `options.modeSections` gives for it.
+ */
+export function validateConfig(
+  config: ProxyConfig,
+  options: ValidateConfigOptions,
+): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const push: Push = (field, flag, value, expected) => {
     const v = String(value);
@@ -265,6 +268,7 @@ export function validateConfig(config: ProxyConfig): ValidationIssue[] {
     );
   };
   checkNumbers(push, config);
+  checkModeSection(issues, push, config, options.modeSections);
   checkDurations(push, config);
   if (!isIP(config.bindAddress)) {
     push("bindAddress", "--bind-address", config.bindAddress, "an IP address");
@@ -272,17 +276,6 @@ export function validateConfig(config: ProxyConfig): ValidationIssue[] {
   checkHostPort(push, "healthzBindAddress", "--healthz-bind-address", config.healthzBindAddress);
   checkHostPort(push, "metricsBindAddress", "--metrics-bind-address", config.metricsBindAddress);
   checkCIDRs(push, config);
-  if (
-    config.mode === "ipvs" && config.ipvs.scheduler !== "" &&
-    !IPVS_SCHEDULERS.includes(config.ipvs.scheduler)
-  ) {
-    push(
-      "ipvs.scheduler",
-      "--ipvs-scheduler",
-      config.ipvs.scheduler,
-      `one of ${IPVS_SCHEDULERS.join(", ")}`,
-    );
-  }
   for (const setting of DETECT_LOCAL_INTERFACES) {
     const value = config.detectLocal[setting.field];
     if (config.detectLocalMode === setting.mode && !validInterfaceName(value, setting.maxLength)) {

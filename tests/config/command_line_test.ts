@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ConfigError, parseCommandLine, type ProxyConfig } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { type CommandLine } from "../../lib/config/types.ts";
 import { FLAGS } from "../../lib/config/_flag_table.ts";
 import { TRACE_FLAGS } from "../../lib/config/_trace_args.ts";
@@ -8,6 +9,7 @@ const hostname = () => "Node-A";
 
 function parse(args: string[], files: Record<string, string> = {}): CommandLine {
   return parseCommandLine(args, {
+    modeSections: MODE_CONFIG_SECTIONS,
     hostname,
     readTextFile: (path) => {
       const text = files[path];

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ConfigError, decodeConfigFile, parseCommandLine } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { type CommandLine } from "../../lib/config/types.ts";
 
 const PATH = "/etc/kp.yaml";
@@ -7,6 +8,7 @@ const HEADER = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyCon
 
 function withFile(text: string, args: string[] = []): CommandLine {
   return parseCommandLine(["--config", PATH, ...args], {
+    modeSections: MODE_CONFIG_SECTIONS,
     hostname: () => "host-1",
     readTextFile: (path) => {
       assert.equal(path, PATH);
@@ -277,6 +279,7 @@ Deno.test("parseCommandLine() reports a config file it cannot read", () => {
   assert.throws(
     () =>
       parseCommandLine(["--config=/nope.yaml"], {
+        modeSections: MODE_CONFIG_SECTIONS,
         readTextFile: () => {
           throw new Error("No such file or directory");
         },

@@ -7,6 +7,7 @@ import {
   parseCommandLine,
   type ProxyConfig,
 } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 
 /** The fields the file format carries (ours are not part of v1alpha1). */
 function fileFields(c: ProxyConfig): Omit<ProxyConfig, "master" | "manifests" | "nodeIPs"> {
@@ -59,7 +60,7 @@ Deno.test("configToYaml() output decodes back to the same configuration", () => 
     "--hostname-override=node-9",
     "--logging-format=json",
     "-v=7",
-  ], { hostname: () => "h" });
+  ], { modeSections: MODE_CONFIG_SECTIONS, hostname: () => "h" });
   const yaml = configToYaml(config);
   const again = decodeConfigFile(yaml, "/tmp/written.yaml");
   assert.deepEqual(fileFields(again), fileFields(config));
@@ -68,6 +69,7 @@ Deno.test("configToYaml() output decodes back to the same configuration", () => 
 
 Deno.test("configToYaml() round-trips a --write-config-to run with its unset node name", () => {
   const cl = parseCommandLine(["--write-config-to=/tmp/out.yaml", "--proxy-mode=nftables"], {
+    modeSections: MODE_CONFIG_SECTIONS,
     hostname: () => "h",
   });
   assert.equal(cl.command, "write-config");
@@ -75,6 +77,7 @@ Deno.test("configToYaml() round-trips a --write-config-to run with its unset nod
   assert.equal(doc.hostnameOverride, "");
   assert.deepEqual(doc.nodePortAddresses, ["primary"]);
   const again = parseCommandLine(["--config=/tmp/out.yaml"], {
+    modeSections: MODE_CONFIG_SECTIONS,
     hostname: () => "h",
     readTextFile: () => configToYaml(cl.config),
   });

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { renderCommand } from "../../lib/app/commands.ts";
 import { trackerSettings } from "../../lib/app/tracker_settings.ts";
 import { commonRenderOptions } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { iptablesRenderOptions } from "../../lib/backends/iptables/render_options.ts";
 import { ipvsModeOptions } from "../../lib/backends/ipvs/ipvs_options.ts";
 import { ConfigError, featureEnabled, parseCommandLine } from "../../lib/config/mod.ts";
@@ -19,6 +20,7 @@ import { createProxyTracker } from "../../lib/proxy/mod.ts";
 
 const parse = (args: string[], files: Record<string, string> = {}): CommandLine =>
   parseCommandLine(args, {
+    modeSections: MODE_CONFIG_SECTIONS,
     hostname: () => "node1",
     readTextFile: (path) => {
       const text = files[path];

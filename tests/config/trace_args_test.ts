@@ -1,9 +1,14 @@
 /** `trace` arguments: the packet's form, defaults, and errors naming the argument. */
 import assert from "node:assert/strict";
 import { ConfigError, parseCommandLine } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 
 function parse(args: string[]) {
-  return parseCommandLine(args, { hostname: () => "node1", readTextFile: () => "" });
+  return parseCommandLine(args, {
+    modeSections: MODE_CONFIG_SECTIONS,
+    hostname: () => "node1",
+    readTextFile: () => "",
+  });
 }
 
 function rejects(args: string[], message: RegExp) {

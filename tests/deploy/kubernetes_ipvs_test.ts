@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { decodeConfigFile, validateConfig } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { readPackageList } from "../../scripts/image/mod.ts";
 import { only, readDeployText, readDeployYaml } from "./deploy_files.ts";
 
@@ -14,7 +15,7 @@ const ipvsPod = ipvsDaemonSet.spec.template.spec;
 
 Deno.test("daemonset-ipvs.yaml ConfigMap selects ipvs mode with rr and passes validateConfig()", () => {
   const config = decodeConfigFile(ipvsConfigMap.data["config.conf"], "config.conf");
-  assert.deepEqual(validateConfig(config), []);
+  assert.deepEqual(validateConfig(config, { modeSections: MODE_CONFIG_SECTIONS }), []);
   assert.equal(config.mode, "ipvs");
   assert.equal(config.ipvs.scheduler, "rr");
   assert.equal(config.ipvs.strictARP, false);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { loadKubeConfig, resolveCredentials } from "../../lib/k8s/mod.ts";
 import { decodeConfigFile, parseCommandLine, validateConfig } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { imageReference } from "../../scripts/image/mod.ts";
 import { configMapFiles, expandArgs, only, readDeployYaml } from "./deploy_files.ts";
 
@@ -20,7 +21,7 @@ function readMounted(path: string): string {
 
 Deno.test("daemonset.yaml ConfigMap holds a KubeProxyConfiguration decodeConfigFile() accepts", () => {
   const config = decodeConfigFile(configMap.data["config.conf"], "config.conf");
-  assert.deepEqual(validateConfig(config), []);
+  assert.deepEqual(validateConfig(config, { modeSections: MODE_CONFIG_SECTIONS }), []);
   assert.equal(config.mode, "iptables");
 });
 
@@ -49,6 +50,7 @@ Deno.test("daemonset.yaml args are accepted by parseCommandLine() with the mount
   const env = { NODE_NAME: "Worker-1" };
   assert.equal(container.env[0].valueFrom.fieldRef.fieldPath, "spec.nodeName");
   const line = parseCommandLine(expandArgs(container.args, env), {
+    modeSections: MODE_CONFIG_SECTIONS,
     readTextFile: readMounted,
     hostname: () => "not-the-node",
   });

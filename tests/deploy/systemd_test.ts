@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { parseCommandLine } from "../../lib/config/mod.ts";
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { only, readDeployText, readDeployYaml } from "./deploy_files.ts";
 
 const configConf = only(readDeployYaml("kubernetes/daemonset.yaml"), "ConfigMap").data[
@@ -56,6 +57,7 @@ const cleanup = parseUnit(readDeployText("systemd/deno-kube-proxy-cleanup.servic
 /** parseCommandLine over the unit's files: the DaemonSet's config.conf, a manifest path. */
 function parseUnitCommand(args: string[]) {
   return parseCommandLine(args, {
+    modeSections: MODE_CONFIG_SECTIONS,
     readTextFile: (path) => {
       if (path !== "/var/lib/kube-proxy/config.conf") throw new Error(`Unexpected read "${path}"`);
       return configConf;

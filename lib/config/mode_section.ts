@@ -1,0 +1,37 @@
+/**
+ * What lib/config needs of each proxy mode's config section. The modes import lib/config, so
+ * lib/config cannot import them back: each mode folder implements its section
+ * (lib/backends/<mode>/config_section.ts) and the mode registry hands the set to lib/config
+ * through options (main.ts wires it).
+ */
+import type { ProxyConfig, ProxyModeName } from "./types.ts";
+
+/**
+ * One invalid value: the file field, the flag that sets it (if any) and what was expected, or
+ * (for a value that is well-formed but cannot be honoured) why it is refused.
+ */
+export interface ValidationIssue {
+  readonly field: string;
+  readonly flag?: string;
+  readonly value: string;
+  readonly expected: string;
+  /** Replaces "expected ..." in the message when set. */
+  readonly reason?: string;
+}
+
+/** A mode's config section: the field of ProxyConfig the mode's name keys. */
+export interface ModeConfigSection<M extends ProxyModeName> {
+  /**
+   * How the flags setting the section's sync periods begin (`${flagPrefix}-sync-period`);
+   * nftables mode shares iptables' flags, as upstream.
+   */
+  readonly flagPrefix: string;
+  /**
+   * The problems with the section's own settings, in a stable order; run only when the mode is
+   * the chosen one. lib/config checks the sync periods every section has.
+   */
+  check(section: ProxyConfig[M]): ValidationIssue[];
+}
+
+/** Every mode's config section, by mode name: what the mode registry supplies. */
+export type ModeConfigSections = { readonly [M in ProxyModeName]: ModeConfigSection<M> };
