@@ -11,8 +11,11 @@ import {
   requireNetnsSupport,
 } from "../scripts/netns/mod.ts";
 
-/** Prefix of every namespace the benchmarks create. */
-export const BENCH_NETNS_PREFIX = "bn";
+/**
+ * Prefix of every namespace the benchmarks create: `bn` unless BENCH_NETNS_PREFIX names another
+ * (so that runs beside each other on one machine keep apart).
+ */
+export const BENCH_NETNS_PREFIX = Deno.env.get("BENCH_NETNS_PREFIX") ?? "bn";
 
 const created = new Set<string>();
 let exitHooksInstalled = false;
@@ -96,6 +99,36 @@ export async function rawRestore(
     throw new Error(
       `Raw ${restore} in "${ns}" exited ${out.code}: ${decoder.decode(out.stderr).trim()}`,
     );
+  }
+}
+
+/** The same baseline fed from a file (`restore < file`), as upstream's restore reads a buffer. */
+export async function rawRestoreFromFile(
+  ns: string,
+  file: string,
+  flavour: "legacy" | "nft",
+): Promise<void> {
+  const restore = `iptables-${flavour}-restore`;
+  const [cmd, args] = inNamespace(ns, restore, ["--noflush", "--counters", "-w"]);
+  const input = await Deno.open(file);
+  try {
+    const child = new Deno.Command(cmd, { args, stdin: "piped", stdout: "null", stderr: "piped" })
+      .spawn();
+    await input.readable.pipeTo(child.stdin);
+    const out = await child.output();
+    if (out.code !== 0) {
+      throw new Error(
+        `Raw ${restore} < ${file} in "${ns}" exited ${out.code}: ${
+          decoder.decode(out.stderr).trim()
+        }`,
+      );
+    }
+  } finally {
+    try {
+      input.close();
+    } catch {
+      // closed by pipeTo
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The program's start-up against the test API server, as operators run it: main.ts under
- * `-P=proxy` with `--kubeconfig` in a throwaway network namespace (`kpf-su-<n>`) that reaches the
+ * `-P=proxy` with `--kubeconfig` in a throwaway network namespace (`kpf-su-<n>`; see STARTUP_NETNS_PREFIX) that reaches the
  * server through the namespace bridge at 127.0.0.1:6443, the node marked iptables-legacy (or
  * iptables-nft) by kubelet's hint chain. Times
  * process start → both lists in ("Initial list complete" for Service and EndpointSlice) and →
@@ -19,6 +19,12 @@ import {
 } from "../tests/support/api_server/mod.ts";
 import { testPki } from "../tests/k8s/api_support.ts";
 import { fillBenchCluster } from "./api_objects.ts";
+
+/**
+ * Prefix of the lab namespaces: `kpf` unless BENCH_NETNS_PREFIX names another (so that runs
+ * beside each other on one machine keep apart).
+ */
+const STARTUP_NETNS_PREFIX = Deno.env.get("BENCH_NETNS_PREFIX") ?? "kpf";
 
 /** One start-up's figures. */
 export interface StartupFigures {
@@ -60,7 +66,9 @@ export async function createStartupLab(
   services: number,
   flavour: "legacy" | "nft" = "legacy",
 ): Promise<StartupLab> {
-  const ns = flavour === "legacy" ? `kpf-su-${services}` : `kpf-su-nft-${services}`;
+  const ns = flavour === "legacy"
+    ? `${STARTUP_NETNS_PREFIX}-su-${services}`
+    : `${STARTUP_NETNS_PREFIX}-su-nft-${services}`;
   await ip(["netns", "del", ns]);
   const add = await ip(["netns", "add", ns]);
   if (add.code !== 0) throw new Error(new TextDecoder().decode(add.stderr));
@@ -218,6 +226,19 @@ export async function emptyDenoMs(): Promise<number> {
   await new Deno.Command(Deno.execPath(), { args: ["run", "--quiet", "--no-config", file] })
     .output();
   return performance.now() - start;
+}
+
+/** Empties nat, filter and mangle in the lab, leaving kubelet's hint chain: a new node. */
+export async function emptyNodeTables(lab: StartupLab): Promise<void> {
+  for (const table of ["nat", "filter", "mangle"]) {
+    for (const op of ["-F", "-X"]) {
+      const out = await ip(["netns", "exec", lab.ns, `iptables-${lab.flavour}`, "-t", table, op]);
+      if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
+    }
+  }
+  const hint = ["-t", "mangle", "-N", "KUBE-IPTABLES-HINT"];
+  const out = await ip(["netns", "exec", lab.ns, `iptables-${lab.flavour}`, ...hint]);
+  if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
 }
 
 /** The tables the program wrote, as the lab's iptables-save prints them. */

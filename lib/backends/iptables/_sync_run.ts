@@ -110,8 +110,18 @@ export async function* restoreInput(run: SyncRun): AsyncGenerator<string> {
   const rules = run.rules = next.value;
   run.renderMs = renderMs;
   logRendered(run, rules);
+  if (head !== undefined) {
+    yield* nat.held();
+    yield* restoreTail(run, body, topLevelNat, rules);
+    return;
+  }
+  // Held: nothing is written until the whole input can follow without a wait, the tail's reads
+  // included; the restore takes the lock at its first line, and `-w 5` fails a read of stdin
+  // that is still waiting 5 s later.
+  const tail: string[] = [];
+  for await (const piece of restoreTail(run, body, topLevelNat, rules)) tail.push(piece);
   yield* nat.held();
-  yield* restoreTail(run, body, topLevelNat, rules);
+  yield* tail;
 }
 
 /** The restore input of `run`, rendered again and joined only if a verbosity-9 line is written. */

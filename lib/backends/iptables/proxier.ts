@@ -304,7 +304,9 @@ class IptablesProxier implements ProxyBackend {
     const streamed = this.#lastRenderMs === undefined
       ? state.totalEndpoints <= MAX_STREAMED_FIRST_ENDPOINTS
       : this.#lastRenderMs < MAX_STREAMED_RENDER_MS;
-    return streamed ? "streamed" : "held";
+    if (streamed) return "streamed";
+    // iptables-nft lists a table whose chains were all declared in name order far more slowly.
+    return this.#flavour === "legacy" ? "saved" : "held";
   }
 
   /**

@@ -9,11 +9,16 @@ import type { OwnedLine } from "./rule_buffer.ts";
 /**
  * - "streamed": each slice is written as soon as it renders (the restore parses one slice while
  *   the next renders).
- * - "held": everything is written once the render ends (legacy after a render of 1 s or more:
- *   the restore holds the xtables lock from its first line, and `-w 5` fails a read of stdin
- *   still waiting 5 s later).
+ * - "held": everything is written once the render ends (after a render of 1 s or more: the
+ *   restore holds the xtables lock from its first line, and `-w 5` fails a read of stdin still
+ *   waiting 5 s later).
+ * - "saved": held, and written in the order iptables-save prints a table: every chain declared
+ *   in name order, then each chain's rules (in render order), chains in name order. Legacy
+ *   iptables-restore keeps its chains in a name-sorted list and inserts each new one by walking
+ *   it, so chains that come in name order, and rules that come chain by chain in that order,
+ *   make a large restore markedly cheaper than the render's hash order.
  */
-export type NatLayoutKind = "streamed" | "held";
+export type NatLayoutKind = "streamed" | "held" | "saved";
 
 /** How a layout writes each slice. */
 export interface NatLayoutOptions {
@@ -74,10 +79,89 @@ export function natLayout(
       held: () => [],
     };
   }
+  if (kind === "saved") return savedOrderLayout(body, written);
   const pieces = [restoreHead(body)];
   return {
     head: () => undefined,
     slice: (lines) => void pieces.push(sliceText(lines, body, sort, written)),
     held: () => pieces.splice(0),
+  };
+}
+
+/**
+ * Declarations, and runs of rules, per piece of held input handed to the restore: pieces small
+ * enough to die young once written (a larger string goes to V8's large-object space, which
+ * only a full collection frees).
+ */
+const PER_PIECE = 128;
+
+/**
+ * The "saved" layout. Each slice's rules are joined run by run (a run: consecutive rules of one
+ * chain), so what is held weighs about what the "held" layout holds, and each run is let go
+ * once written; at the end each chain's runs follow in the order of the sorted declarations,
+ * then those of chains this input does not declare (name order); the runs of one chain stay in
+ * render order.
+ */
+function savedOrderLayout(body: RestoreBody, written: WrittenRules): NatLayout {
+  const declarations: string[] = [];
+  /** Each chain's runs of rules, joined. */
+  const runs = new Map<string, string | string[]>();
+  const closeRun = (lines: string[]) => {
+    const text = linesText(lines);
+    const chain = text.slice(3, text.indexOf(" ", 3));
+    const before = runs.get(chain);
+    if (before === undefined) runs.set(chain, text);
+    else if (typeof before === "string") runs.set(chain, [before, text]);
+    else before.push(text);
+  };
+  return {
+    head: () => undefined,
+    slice(lines) {
+      let run: string[] = [];
+      let prefix = "";
+      for (const text of keptLines(lines, body)) {
+        if (text.startsWith(":")) {
+          declarations.push(text);
+          continue;
+        }
+        written.nat++;
+        // `-A CHAIN ...`
+        if (run.length === 0 || !text.startsWith(prefix)) {
+          if (run.length > 0) closeRun(run);
+          run = [];
+          prefix = text.slice(0, text.indexOf(" ", 3) + 1);
+        }
+        run.push(text);
+      }
+      if (run.length > 0) closeRun(run);
+      return undefined;
+    },
+    *held() {
+      yield restoreHead(body);
+      // `:NAME - [0:0]` lines sort by NAME.
+      declarations.sort();
+      for (let i = 0; i < declarations.length; i += PER_PIECE) {
+        yield linesText(declarations.slice(i, i + PER_PIECE));
+      }
+      let piece: string[] = [];
+      const take = (chain: string) => {
+        const texts = runs.get(chain);
+        if (texts === undefined) return;
+        runs.delete(chain);
+        if (typeof texts === "string") piece.push(texts);
+        else for (const text of texts) piece.push(text);
+      };
+      for (let i = 0; i < declarations.length; i++) {
+        const declaration = declarations[i]!;
+        take(declaration.slice(1, declaration.indexOf(" ")));
+        if (piece.length >= PER_PIECE) {
+          yield piece.join("");
+          piece = [];
+        }
+      }
+      declarations.length = 0;
+      for (const chain of [...runs.keys()].sort()) take(chain);
+      if (piece.length > 0) yield piece.join("");
+    },
   };
 }

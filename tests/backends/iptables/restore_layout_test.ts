@@ -102,7 +102,12 @@ Deno.test("natLayout() streamed writes each slice as it renders; held writes not
 Deno.test("natLayout() counts into `written` the rules of the lines it keeps, whichever layout and sorting", () => {
   for (const [body, rules] of [[PARTIAL, 4], [FULL, 6]] as const) {
     for (
-      const [kind, sort] of [["streamed", false], ["held", false], ["streamed", true]] as const
+      const [kind, sort] of [
+        ["streamed", false],
+        ["held", false],
+        ["streamed", true],
+        ["saved", false],
+      ] as const
     ) {
       const written = { nat: 0, filter: 0 };
       const nat = natLayout(kind, body, { sortDeclarations: sort, written });
@@ -113,4 +118,38 @@ Deno.test("natLayout() counts into `written` the rules of the lines it keeps, wh
       assert.deepEqual(written, { nat: rules, filter: 0 }, `${kind}, sorted ${sort}`);
     }
   }
+});
+
+Deno.test("natLayout() saved writes nothing until the render ends, then the lines in the order iptables-save prints them", () => {
+  const saved = lay("saved", FULL);
+  assert.equal(saved.early, "");
+  assert.deepEqual(linesOf(saved.all), [
+    "*nat",
+    ":KUBE-PROXY-CANARY - [0:0]",
+    ":KUBE-MARK-MASQ - [0:0]",
+    ":KUBE-SEP-MMM - [0:0]",
+    ":KUBE-SEP-QQQ - [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-SVC-AAA - [0:0]",
+    ":KUBE-SVC-CCC - [0:0]",
+    ":KUBE-SVC-ZZZ - [0:0]",
+    "-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000",
+    "-A KUBE-SERVICES -j KUBE-SVC-ZZZ",
+    "-A KUBE-SERVICES -j KUBE-SVC-AAA",
+    "-A KUBE-SVC-AAA -j KUBE-SEP-QQQ",
+    "-A KUBE-SVC-CCC -j RETURN",
+    "-A KUBE-SVC-ZZZ -j KUBE-SEP-MMM",
+  ]);
+  assert.deepEqual(linesOf(lay("saved", PARTIAL).all), [
+    "*nat",
+    ":KUBE-SEP-MMM - [0:0]",
+    ":KUBE-SEP-QQQ - [0:0]",
+    ":KUBE-SVC-AAA - [0:0]",
+    ":KUBE-SVC-ZZZ - [0:0]",
+    "-A KUBE-SVC-AAA -j KUBE-SEP-QQQ",
+    "-A KUBE-SVC-ZZZ -j KUBE-SEP-MMM",
+    // Chains the input does not declare come last.
+    "-A KUBE-SERVICES -j KUBE-SVC-ZZZ",
+    "-A KUBE-SERVICES -j KUBE-SVC-AAA",
+  ]);
 });
