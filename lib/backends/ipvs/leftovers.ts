@@ -76,17 +76,24 @@ const CONN_PROTOCOLS: Readonly<Record<string, Protocol>> = {
   SCTP: "SCTP",
 };
 
+/** TCP states of an IPVS connection whose flow is over (`ipvsadm -Lnc`'s state column). */
+const ENDED_TCP_STATES: ReadonlySet<string> = new Set(["TIME_WAIT", "CLOSE"]);
+
 /**
  * Parses `ipvsadm -Lnc`; persistence templates (client port 0) and lines it cannot read are
- * left out: they have no conntrack entry of their own.
+ * left out: they have no conntrack entry of their own. So are TCP connections that have
+ * ended (TIME_WAIT, CLOSE): their flow will send nothing more, and a new connection on the
+ * same ports gets a new conntrack entry anyway. Each connection listed costs `conntrack -D` a
+ * walk of the table, and closed connections are most of what busy services leave listed.
  */
 export function parseIpvsConnections(text: string): IpvsConnection[] {
   const out: IpvsConnection[] = [];
   for (const line of text.split("\n")) {
-    const [pro, , , source, virtual] = line.trim().split(/\s+/);
+    const [pro, , state, source, virtual] = line.trim().split(/\s+/);
     const protocol = CONN_PROTOCOLS[pro ?? ""];
     const c = splitHostPort(source ?? ""), v = splitHostPort(virtual ?? "");
     if (protocol === undefined || c === null || v === null || c.port === 0) continue;
+    if (protocol === "TCP" && ENDED_TCP_STATES.has(state ?? "")) continue;
     out.push({
       protocol,
       client: c.address,

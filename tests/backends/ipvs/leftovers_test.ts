@@ -157,10 +157,12 @@ function iptablesModeFirstSync(node: Node) {
   );
 }
 
-Deno.test("parseIpvsConnections() reads ipvsadm -Lnc, leaving out persistence templates", () => {
+Deno.test("parseIpvsConnections() reads ipvsadm -Lnc, leaving out persistence templates and ended TCP connections", () => {
   const text = "IPVS connection entries\npro expire state source virtual destination\n" +
     "UDP 04:58  UDP         10.0.3.2:40001     172.30.0.53:53     10.0.1.2:8080\n" +
     "TCP 02:59  NONE        10.0.3.2:0         172.30.0.10:80     10.0.1.2:8080\n" +
+    "TCP 01:58  TIME_WAIT   10.0.3.2:40002     172.30.0.10:80     10.0.1.2:8080\n" +
+    "TCP 00:09  CLOSE       10.0.3.2:40003     172.30.0.10:80     10.0.2.2:8080\n" +
     "TCP 01:00  ESTABLISHED [fd00::3]:40000    [fd00:30::10]:80   [fd00::1]:8080\n";
   assert.deepEqual(parseIpvsConnections(text), [
     {
