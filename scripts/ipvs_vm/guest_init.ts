@@ -113,6 +113,12 @@ mount -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
+# devtmpfs lacks the /dev/fd and /dev/std* links that systemd and container runtimes make;
+# tools read "-" as /dev/stdin (conntrack -R -).
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs tmpfs /var/tmp
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
