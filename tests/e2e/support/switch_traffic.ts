@@ -2,7 +2,9 @@
  * Steady client traffic for the mode-switch tests, run inside a client namespace until
  * SIGTERM: a new TCP connection every `--tcp-interval-ms` (each reads the echo line) and one
  * UDP exchange every `--udp-interval-ms`, always from the same source port (one conntrack
- * flow). On SIGTERM it waits for the attempts in flight and prints a TrafficReport as JSON.
+ * flow). A TCP attempt fails after `--timeout-ms` (default 1000) without its echo, a UDP
+ * exchange after half of that. On SIGTERM it waits for the attempts in flight and prints a
+ * TrafficReport as JSON.
  *
  *   deno run --no-config --allow-net --allow-ffi switch_traffic.ts --tcp 172.30.0.10:80 \
  *     --udp 172.30.0.53:53 --udp-source-port 40001
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
       "udp-source-port": { type: "string" },
       "tcp-interval-ms": { type: "string", default: "20" },
       "udp-interval-ms": { type: "string", default: "100" },
+      "timeout-ms": { type: "string", default: "1000" },
     },
     strict: true,
   });
@@ -73,6 +76,8 @@ async function main(): Promise<void> {
   const sourcePort = Number(values["udp-source-port"]);
   const tcpEvery = Number(values["tcp-interval-ms"]);
   const udpEvery = Number(values["udp-interval-ms"]);
+  // A TCP attempt waits this long for its echo; a UDP exchange half of it (one at a time).
+  const timeoutMs = Number(values["timeout-ms"]);
   const started = performance.now();
   const now = () => Math.round(performance.now() - started);
   let stopping = false;
@@ -89,7 +94,7 @@ async function main(): Promise<void> {
   const tcpLoop = async () => {
     for (let i = 0; !stopping; i++) {
       const atMs = now();
-      const p = tcpAttempt(tcpDest, 1000).then((answer) => {
+      const p = tcpAttempt(tcpDest, timeoutMs).then((answer) => {
         tcp.push({ atMs, answer });
       });
       inFlight.add(p);
@@ -101,7 +106,7 @@ async function main(): Promise<void> {
   const udpLoop = async () => {
     for (let i = 0; !stopping; i++) {
       const atMs = now();
-      udp.push({ atMs, answer: await udpAttempt(udpDest, 500, sourcePort) });
+      udp.push({ atMs, answer: await udpAttempt(udpDest, timeoutMs / 2, sourcePort) });
       await sleep((i + 1) * udpEvery - now());
     }
   };
