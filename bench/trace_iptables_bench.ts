@@ -5,6 +5,7 @@
  * and compiled rules; "cold" parses the restore text first, as the CLI parses `iptables-save`,
  * against the proxy's own save parser reading the same text. The text is rendered once, outside the timing. Pure: needs no root.
  */
+import { MODE_CONFIG_SECTIONS } from "../lib/backends/mod.ts";
 import { iptablesRenderOptions, renderFullRestore } from "../lib/backends/iptables/mod.ts";
 import { defaultConfig } from "../lib/config/mod.ts";
 import { parseIptablesRules, parseIptablesSave } from "../lib/netfilter/mod.ts";
@@ -13,7 +14,10 @@ import { modelDecision, modelOptions } from "../lib/trace/mod.ts";
 import { familyPlan, generatePackets, generateState } from "../tests/support/trace_states.ts";
 
 const SIZE = 2000;
-const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] };
+const config = {
+  ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+  clusterCIDRs: ["10.0.0.0/8"],
+};
 const state = generateState(7, SIZE, "IPv4");
 const plan = familyPlan("IPv4");
 const node = { localAddresses: [plan.nodeIP, plan.loopback] };

@@ -6,6 +6,7 @@
  * texts (`ipvsadm -Sn`, `ipset save`, `iptables-save`) are parsed from scratch. The rules are
  * rendered once, outside the timing. Pure: needs no root.
  */
+import { MODE_CONFIG_SECTIONS } from "../lib/backends/mod.ts";
 import { defaultConfig } from "../lib/config/mod.ts";
 import { modelDecision, modelOptions } from "../lib/trace/mod.ts";
 import { ipvsTracer } from "../lib/backends/ipvs/mod.ts";
@@ -13,7 +14,10 @@ import { nftablesTracer } from "../lib/backends/nftables/mod.ts";
 import { familyPlan, generatePackets, generateState } from "../tests/support/trace_states.ts";
 
 const SIZE = 2000;
-const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] };
+const config = {
+  ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+  clusterCIDRs: ["10.0.0.0/8"],
+};
 const state = generateState(7, SIZE, "IPv4");
 const plan = familyPlan("IPv4");
 const node = { localAddresses: [plan.nodeIP, plan.loopback] };

@@ -14,7 +14,7 @@ import {
 import { applyFlag, type FlagGroup, FLAGS, type FlagValue } from "./_flag_table.ts";
 import { parseFlags } from "./_flags.ts";
 import { type Command, type CommandLine, ConfigError, type ProxyConfig } from "./types.ts";
-import type { ModeConfigSections, ValidationIssue } from "./mode_section.ts";
+import type { ModeSectionsOptions, ValidationIssue } from "./mode_section.ts";
 import { validateConfig } from "./validate.ts";
 import { parseTraceArgs, TRACE_FLAGS } from "./_trace_args.ts";
 
@@ -22,8 +22,7 @@ import { parseTraceArgs, TRACE_FLAGS } from "./_trace_args.ts";
  * What parseCommandLine needs: each mode's config section (from the mode registry, which
  * lib/config cannot import), and seams for file reading and the host name, real by default.
  */
-export interface ParseCommandLineOptions {
-  readonly modeSections: ModeConfigSections;
+export interface ParseCommandLineOptions extends ModeSectionsOptions {
   readonly readTextFile?: (path: string) => string;
   readonly hostname?: () => string;
 }
@@ -39,7 +38,11 @@ function applyFlags(
   }
 }
 
-function readConfigFile(path: string, read: (path: string) => string): ProxyConfig {
+function readConfigFile(
+  path: string,
+  read: (path: string) => string,
+  options: ModeSectionsOptions,
+): ProxyConfig {
   let text: string;
   try {
     text = read(path);
@@ -47,7 +50,7 @@ function readConfigFile(path: string, read: (path: string) => string): ProxyConf
     const reason = errorMessage(err);
     throw new ConfigError(`Cannot read --config file "${path}": ${reason}`);
   }
-  return decodeConfigFile(text, path);
+  return decodeConfigFile(text, path, options);
 }
 
 function describe(
@@ -120,18 +123,18 @@ export function parseCommandLine(
   const configFile = (values.get("config") as string | undefined) ?? "";
   const writeConfigTo = (values.get("write-config-to") as string | undefined) ?? "";
   if (values.get("help") === true) {
-    return { command: "help", config: defaultConfig(), configFile, writeConfigTo };
+    return { command: "help", config: defaultConfig(options), configFile, writeConfigTo };
   }
   if (values.get("version") === true) {
-    return { command: "version", config: defaultConfig(), configFile, writeConfigTo };
+    return { command: "version", config: defaultConfig(options), configFile, writeConfigTo };
   }
 
   let config: ProxyConfig;
   if (configFile !== "") {
-    config = readConfigFile(configFile, readTextFile);
+    config = readConfigFile(configFile, readTextFile, options);
     applyFlags(config, values, ["logging", "always"]);
   } else {
-    config = defaultConfig();
+    config = defaultConfig(options);
     applyFlags(config, values, ["config", "logging", "always"]);
     const healthzPort = values.get("healthz-port") as number | undefined;
     const metricsPort = values.get("metrics-port") as number | undefined;
@@ -143,7 +146,7 @@ export function parseCommandLine(
       : appendPortIfNeeded(config.metricsBindAddress, metricsPort ?? DEFAULT_METRICS_PORT);
   }
   config.master = (values.get("master") as string | undefined) ?? "";
-  resolveModeFields(config);
+  resolveModeFields(config, options);
 
   const issues = validateConfig(config, { modeSections: options.modeSections });
   if (issues.length > 0) {

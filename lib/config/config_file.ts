@@ -7,6 +7,7 @@ import { parse } from "yaml";
 import { errorMessage } from "../log/mod.ts";
 import { parseDuration } from "./duration.ts";
 import { defaultBindAddresses, defaultConfig, resolveModeFields } from "./defaults.ts";
+import type { ModeSectionsOptions } from "./mode_section.ts";
 import {
   CONFIG_API_VERSION,
   CONFIG_KIND,
@@ -156,10 +157,15 @@ function decodeMapping(
 }
 
 /**
- * Decodes the text of a KubeProxyConfiguration file into a defaulted ProxyConfig. `where` (the
- * file's path) is used in error messages. Throws ConfigError.
+ * Decodes the text of a KubeProxyConfiguration file into a defaulted ProxyConfig, each mode's
+ * section defaulted by `options.modeSections`. `where` (the file's path) is used in error
+ * messages. Throws ConfigError.
  */
-export function decodeConfigFile(text: string, where: string): ProxyConfig {
+export function decodeConfigFile(
+  text: string,
+  where: string,
+  options: ModeSectionsOptions,
+): ProxyConfig {
   let raw: unknown;
   try {
     raw = parse(text);
@@ -185,13 +191,13 @@ export function decodeConfigFile(text: string, where: string): ProxyConfig {
       `Invalid kind "${shown(kind ?? "")}" in ${where}: expected "${CONFIG_KIND}"`,
     );
   }
-  const config = defaultConfig();
+  const config = defaultConfig(options);
   // Empty means "default for the bind address family", decided after decoding.
   config.bindAddress = "";
   config.healthzBindAddress = "";
   config.metricsBindAddress = "";
   decodeMapping(config, fields, CONFIG_SCHEMA, "", where);
   defaultBindAddresses(config);
-  resolveModeFields(config);
+  resolveModeFields(config, options);
   return config;
 }

@@ -3,7 +3,8 @@
  * and the steps that turn a decoded configuration into the resolved one.
  */
 import { ipFamily, joinHostPort } from "../net/mod.ts";
-import type { ProxyConfig } from "./types.ts";
+import type { ModeConfigSections, ModeSectionsOptions } from "./mode_section.ts";
+import type { ProxyConfig, ProxyModeName } from "./types.ts";
 
 /** Default port of the /healthz server (upstream ports.ProxyHealthzPort). */
 export const DEFAULT_HEALTHZ_PORT = 10256;
@@ -18,17 +19,29 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-/** Default iptables/nftables/ipvs sync period. */
+/** Default sync period of the modes' sections (each section's defaults use it). */
 export const DEFAULT_SYNC_PERIOD_MS = 30 * SECOND;
-/** Default iptables/nftables minimum sync period (ipvs defaults to 0). */
+/** Default minimum sync period of the iptables and nftables sections (IPVS mode's is 0). */
 export const DEFAULT_MIN_SYNC_PERIOD_MS = 1 * SECOND;
 /** Default informer resync period. */
 export const DEFAULT_CONFIG_SYNC_PERIOD_MS = 15 * MINUTE;
 /** Default log flush frequency (component-base logging). */
 export const DEFAULT_FLUSH_FREQUENCY_MS = 5 * SECOND;
 
-/** A fully defaulted configuration, as upstream kube-proxy starts with before flags and files. */
-export function defaultConfig(): ProxyConfig {
+/** Each mode's section, as its own defaults() gives it, in the registry's order. */
+function modeSectionDefaults(modeSections: ModeConfigSections): Pick<ProxyConfig, ProxyModeName> {
+  const modes = Object.keys(modeSections) as ProxyModeName[];
+  return Object.fromEntries(modes.map((m) => [m, modeSections[m].defaults()])) as Pick<
+    ProxyConfig,
+    ProxyModeName
+  >;
+}
+
+/**
+ * A fully defaulted configuration, as upstream kube-proxy starts with before flags and files;
+ * each mode's section comes from `options.modeSections`.
+ */
+export function defaultConfig(options: ModeSectionsOptions): ProxyConfig {
   const config: ProxyConfig = {
     featureGates: {},
     clientConnection: {
@@ -56,29 +69,7 @@ export function defaultConfig(): ProxyConfig {
     enableProfiling: false,
     showHiddenMetricsForVersion: "",
     mode: "iptables",
-    iptables: {
-      masqueradeBit: 14,
-      masqueradeAll: false,
-      localhostNodePorts: true,
-      syncPeriodMs: DEFAULT_SYNC_PERIOD_MS,
-      minSyncPeriodMs: DEFAULT_MIN_SYNC_PERIOD_MS,
-    },
-    ipvs: {
-      syncPeriodMs: DEFAULT_SYNC_PERIOD_MS,
-      minSyncPeriodMs: 0,
-      scheduler: "",
-      excludeCIDRs: [],
-      strictARP: false,
-      tcpTimeoutMs: 0,
-      tcpFinTimeoutMs: 0,
-      udpTimeoutMs: 0,
-    },
-    nftables: {
-      masqueradeBit: 14,
-      masqueradeAll: false,
-      syncPeriodMs: DEFAULT_SYNC_PERIOD_MS,
-      minSyncPeriodMs: DEFAULT_MIN_SYNC_PERIOD_MS,
-    },
+    ...modeSectionDefaults(options.modeSections),
     winkernel: {
       networkName: "",
       sourceVip: "",
@@ -111,7 +102,7 @@ export function defaultConfig(): ProxyConfig {
     manifests: "",
     nodeIPs: [],
   };
-  resolveModeFields(config);
+  resolveModeFields(config, options);
   return config;
 }
 
@@ -139,13 +130,11 @@ export function defaultBindAddresses(config: ProxyConfig): void {
 }
 
 /**
- * Copies the chosen mode's section into the mode-independent fields and applies the Linux
- * platform default of nftables mode (NodePorts only on the primary IPs unless configured).
+ * Applies the chosen mode's start-up defaulting (its section's resolve(), from
+ * `options.modeSections`) and copies its section into the mode-independent fields.
  */
-export function resolveModeFields(config: ProxyConfig): void {
-  if (config.mode === "nftables" && config.nodePortAddresses.length === 0) {
-    config.nodePortAddresses = ["primary"];
-  }
+export function resolveModeFields(config: ProxyConfig, options: ModeSectionsOptions): void {
+  options.modeSections[config.mode].resolve?.(config);
   // Each mode's section is the field its name keys; a section without masquerade settings (IPVS)
   // takes the iptables section's, as upstream does.
   const section = config[config.mode];

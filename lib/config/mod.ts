@@ -2,12 +2,22 @@
 export { parseCommandLine, type ParseCommandLineOptions } from "./command_line.ts";
 export { decodeConfigFile } from "./config_file.ts";
 export { configToYaml } from "./config_yaml.ts";
-export { defaultConfig, primaryNodeIPOverride } from "./defaults.ts";
+export {
+  DEFAULT_MIN_SYNC_PERIOD_MS,
+  DEFAULT_SYNC_PERIOD_MS,
+  defaultConfig,
+  primaryNodeIPOverride,
+} from "./defaults.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export { commonRenderOptions } from "./family_options.ts";
 export { featureEnabled } from "./feature_gates.ts";
 export { helpText, VERSION } from "./help.ts";
-export type { ModeConfigSection, ModeConfigSections, ValidationIssue } from "./mode_section.ts";
+export type {
+  ModeConfigSection,
+  ModeConfigSections,
+  ModeSectionsOptions,
+  ValidationIssue,
+} from "./mode_section.ts";
 export { PROXY_MODES } from "./schema.ts";
 export {
   ConfigError,

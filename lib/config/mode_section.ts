@@ -1,8 +1,8 @@
 /**
- * What lib/config needs of each proxy mode's config section. The modes import lib/config, so
- * lib/config cannot import them back: each mode folder implements its section
- * (lib/backends/<mode>/config_section.ts) and the mode registry hands the set to lib/config
- * through options (main.ts wires it).
+ * What lib/config needs of each proxy mode's config section: its defaults, its start-up
+ * defaulting and its checks. The modes import lib/config, so lib/config cannot import them back:
+ * each mode folder implements its section (lib/backends/<mode>/config_section.ts) and the mode
+ * registry hands the set to lib/config through options (main.ts wires it).
  */
 import type { ProxyConfig, ProxyModeName } from "./types.ts";
 
@@ -26,6 +26,13 @@ export interface ModeConfigSection<M extends ProxyModeName> {
    * nftables mode shares iptables' flags, as upstream.
    */
   readonly flagPrefix: string;
+  /** A fresh copy of the section's defaults, as upstream's SetDefaults leaves them. */
+  defaults(): ProxyConfig[M];
+  /**
+   * Fills what the mode defaults from the rest of the configuration once flags and file are
+   * merged (a platform default of upstream's); run only when the mode is the chosen one.
+   */
+  resolve?(config: ProxyConfig): void;
   /**
    * The problems with the section's own settings, in a stable order; run only when the mode is
    * the chosen one. lib/config checks the sync periods every section has.
@@ -35,3 +42,8 @@ export interface ModeConfigSection<M extends ProxyModeName> {
 
 /** Every mode's config section, by mode name: what the mode registry supplies. */
 export type ModeConfigSections = { readonly [M in ProxyModeName]: ModeConfigSection<M> };
+
+/** What builds a configuration needs: each mode's config section, from the mode registry. */
+export interface ModeSectionsOptions {
+  readonly modeSections: ModeConfigSections;
+}

@@ -1,3 +1,4 @@
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { CommandFailure } from "../../lib/app/command_failure.ts";
 import { renderCommand } from "../../lib/app/commands.ts";
@@ -8,7 +9,7 @@ const examples = new URL("../../deploy/examples", import.meta.url).pathname;
 
 Deno.test("renderCommand() prints the iptables-restore input for deploy/examples without touching the kernel", async () => {
   const config = {
-    ...defaultConfig(),
+    ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
     manifests: examples,
     hostnameOverride: "node1",
     clusterCIDRs: ["10.0.0.0/8"],
@@ -25,7 +26,7 @@ Deno.test("renderCommand() prints the iptables-restore input for deploy/examples
 
 Deno.test("renderCommand() without --manifests fails with exit code 1", async () => {
   await assert.rejects(
-    () => renderCommand(defaultConfig(), silentLogger),
+    () => renderCommand(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }), silentLogger),
     (err) => err instanceof CommandFailure && err.code === 1 && /--manifests/.test(err.message),
   );
 });

@@ -2,6 +2,7 @@
  * The proxy app on a fake iptables and a fake clock, fed by hand the way a source would, plus
  * the one service (`demo/web`, 172.30.0.10:80 -> 8080) the lib/app tests program.
  */
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { Registry } from "../../lib/metrics/prom.ts";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
@@ -98,7 +99,10 @@ export function setupProxyApp(
       family: "IPv4",
       metrics: familyMetrics,
       backend: wrapBackend(createIptablesProxier({
-        ...iptablesRenderOptions({ ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] }, "IPv4"),
+        ...iptablesRenderOptions({
+          ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+          clusterCIDRs: ["10.0.0.0/8"],
+        }, "IPv4"),
         family: "IPv4",
         flavour: "legacy",
         runner,

@@ -1,3 +1,4 @@
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { CommandFailure } from "../../lib/app/command_failure.ts";
 import { createStateSource } from "../../lib/app/state_source.ts";
@@ -25,7 +26,7 @@ async function withKubeconfig(
         "current-context": "x",
       }),
     );
-    const base = defaultConfig();
+    const base = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
     await body({
       ...base,
       clientConnection: { ...base.clientConnection, kubeconfig: `${dir}/kubeconfig` },
@@ -36,7 +37,10 @@ async function withKubeconfig(
 }
 
 Deno.test("createStateSource() reads manifests when --manifests is given", () => {
-  const config = { ...defaultConfig(), manifests: "/nonexistent/cluster.yaml" };
+  const config = {
+    ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+    manifests: "/nonexistent/cluster.yaml",
+  };
   const source = createStateSource(config, createMemoryLogger())(sink);
   assert.equal(typeof (source as { stopped?: unknown }).stopped, "function");
 });
@@ -54,7 +58,12 @@ Deno.test("createStateSource() watches the API server of --kubeconfig otherwise"
 
 Deno.test("createStateSource() without any source fails with exit code 1 and says what to pass", () => {
   assert.throws(
-    () => createStateSource(defaultConfig(), createMemoryLogger(), { env: () => undefined }),
+    () =>
+      createStateSource(
+        defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+        createMemoryLogger(),
+        { env: () => undefined },
+      ),
     (e: unknown) =>
       e instanceof CommandFailure && e.code === 1 &&
       /pass --kubeconfig FILE or --master URL.*--manifests PATH/.test(e.message),

@@ -4,6 +4,7 @@
  * "Starting kube-proxy" Event).
  * IP plan: node 192.168.0.2, pods 10.0.0.0/8, services 172.30.0.0/16.
  */
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { traceCommand } from "../../lib/app/trace_command.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
@@ -23,7 +24,10 @@ Deno.test("traceCommand() lists the state from the API server and posts nothing"
     const dir = `${KUBE_FILES_ROOT}/tc-trace-${Deno.pid}`;
     try {
       const kubeconfig = await writeKubeconfig({ dir, server: api.url, pki });
-      const config = { ...defaultConfig(), hostnameOverride: "node1" };
+      const config = {
+        ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+        hostnameOverride: "node1",
+      };
       config.clientConnection = { ...config.clientConnection, kubeconfig };
       const out = await traceCommand(config, {
         family: "IPv4",

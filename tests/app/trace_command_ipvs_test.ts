@@ -5,6 +5,7 @@
  * the fake kernel behind the proxy's back (exit 3).
  * IP plan: pods 10.0.0.0/8, service IPs 172.30.0.0/16, node 192.168.0.2.
  */
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { traceCommand } from "../../lib/app/trace_command.ts";
 import { createIpvsProxier, ipvsModeOptions } from "../../lib/backends/ipvs/mod.ts";
@@ -20,7 +21,7 @@ import { createFakeIpvsadm } from "../support/fake_ipvsadm.ts";
 
 const logger = createLogger({ format: "text", verbosity: 0, write: () => {} });
 const config = {
-  ...defaultConfig(),
+  ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
   hostnameOverride: "node1",
   clusterCIDRs: ["10.0.0.0/8"],
   mode: "ipvs" as const,

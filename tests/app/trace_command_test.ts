@@ -3,6 +3,7 @@
  * state (exit 3 with the difference in words), JSON output and bad input.
  * IP plan: pods 10.0.0.0/8, service IPs 172.30.0.0/16, node 192.168.0.2.
  */
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { CommandFailure } from "../../lib/app/command_failure.ts";
 import { traceCommand } from "../../lib/app/trace_command.ts";
@@ -14,7 +15,10 @@ import { ep, NODE_IP, sps, state, svc } from "../backends/iptables/state_fixture
 import { createFakeIptables } from "../support/fake_iptables.ts";
 
 const logger = createLogger({ format: "text", verbosity: 0, write: () => {} });
-const config = { ...defaultConfig(), hostnameOverride: "node1" };
+const config = {
+  ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+  hostnameOverride: "node1",
+};
 const web = svc({ namespace: "default", name: "web", portName: "http", clusterIP: "172.30.0.10" });
 const before = state([sps(web, [ep("10.0.1.2", 8080), ep("10.0.2.2", 8080)])]);
 const after = state([sps(web, [ep("10.0.2.2", 8080)])]);

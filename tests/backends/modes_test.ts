@@ -1,3 +1,4 @@
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { iptablesMode } from "../../lib/backends/iptables/mod.ts";
 import { createNftablesMode, parseNftVersion } from "../../lib/backends/nftables/mod.ts";
@@ -16,7 +17,7 @@ import { fakeNode, seedEveryMode } from "../support/fake_node.ts";
 import { ep, sps, state, svc } from "./iptables/state_fixtures.ts";
 
 const context = (runner: CommandRunner) => ({
-  config: defaultConfig(),
+  config: defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
   runner,
   logger: silentLogger,
 });
@@ -124,9 +125,12 @@ Deno.test("nftables mode checks nft >= 1.0.1, kernel >= 5.13 and a test table, e
 });
 
 Deno.test("nftables mode renders the nft -f script of each family's state", async () => {
-  const text = (await loadMode("nftables")).render(defaultConfig(), [
-    state([sps(svc(), [ep("10.180.0.1")])]),
-  ]);
+  const text = (await loadMode("nftables")).render(
+    defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+    [
+      state([sps(svc(), [ep("10.180.0.1")])]),
+    ],
+  );
   assert.match(text, /^# IPv4: input for nft -f -\nadd table ip kube-proxy\n/);
   assert.match(text, /dnat ip addr \. port to/);
   assert.match(text, /service-endpoints-tcp { 172\.30\.0\.41 \. 80 \. 0 : 10\.180\.0\.1 \. 80 }/);

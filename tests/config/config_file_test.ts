@@ -18,11 +18,14 @@ function withFile(text: string, args: string[] = []): CommandLine {
 }
 
 function rejects(text: string, message: RegExp): void {
-  assert.throws(() => decodeConfigFile(text, PATH), (err: unknown) => {
-    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${err}`);
-    assert.match(err.message, message);
-    return true;
-  });
+  assert.throws(
+    () => decodeConfigFile(text, PATH, { modeSections: MODE_CONFIG_SECTIONS }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError, `expected ConfigError, got ${err}`);
+      assert.match(err.message, message);
+      return true;
+    },
+  );
 }
 
 const FULL = `${HEADER}
@@ -138,12 +141,13 @@ Deno.test("decodeConfigFile() reads logging.vmodule (which validation then refus
   const c = decodeConfigFile(
     `${HEADER}logging:\n  vmodule:\n    - filePath: proxier.go\n      verbosity: 5\n`,
     PATH,
+    { modeSections: MODE_CONFIG_SECTIONS },
   );
   assert.deepEqual(c.logging.vmodule, [{ filePath: "proxier.go", verbosity: 5 }]);
 });
 
 Deno.test("decodeConfigFile() applies upstream defaults to a minimal file", () => {
-  const c = decodeConfigFile(HEADER, PATH);
+  const c = decodeConfigFile(HEADER, PATH, { modeSections: MODE_CONFIG_SECTIONS });
   assert.equal(c.mode, "iptables");
   assert.equal(c.healthzBindAddress, "0.0.0.0:10256");
   assert.equal(c.metricsBindAddress, "127.0.0.1:10249");
@@ -159,6 +163,7 @@ Deno.test("decodeConfigFile() treats Go zero values as unset where upstream defa
     `${HEADER}mode: ""\niptables:\n  syncPeriod: 0s\n  masqueradeBit: 0\n` +
       `clientConnection:\n  qps: 0\nconntrack:\n  min: 0\noomScoreAdj: null\n`,
     PATH,
+    { modeSections: MODE_CONFIG_SECTIONS },
   );
   assert.equal(c.mode, "iptables");
   assert.equal(c.iptables.syncPeriodMs, 30_000);
@@ -170,7 +175,9 @@ Deno.test("decodeConfigFile() treats Go zero values as unset where upstream defa
 });
 
 Deno.test("decodeConfigFile() defaults the bind addresses for an IPv6 bindAddress", () => {
-  const c = decodeConfigFile(`${HEADER}bindAddress: "::"\n`, PATH);
+  const c = decodeConfigFile(`${HEADER}bindAddress: "::"\n`, PATH, {
+    modeSections: MODE_CONFIG_SECTIONS,
+  });
   assert.equal(c.healthzBindAddress, "[::]:10256");
   assert.equal(c.metricsBindAddress, "[::1]:10249");
 });
@@ -182,7 +189,7 @@ Deno.test("decodeConfigFile() accepts JSON", () => {
     mode: "nftables",
     nftables: { syncPeriod: "45s" },
   });
-  const c = decodeConfigFile(json, PATH);
+  const c = decodeConfigFile(json, PATH, { modeSections: MODE_CONFIG_SECTIONS });
   assert.equal(c.mode, "nftables");
   assert.equal(c.syncPeriodMs, 45_000);
   assert.deepEqual(c.nodePortAddresses, ["primary"]);

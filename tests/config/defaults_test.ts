@@ -1,8 +1,9 @@
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { defaultConfig } from "../../lib/config/mod.ts";
 
 Deno.test("defaultConfig() matches upstream kube-proxy's defaults", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   assert.equal(c.bindAddress, "0.0.0.0");
   assert.equal(c.healthzBindAddress, "0.0.0.0:10256");
   assert.equal(c.metricsBindAddress, "127.0.0.1:10249");
@@ -46,7 +47,7 @@ Deno.test("defaultConfig() matches upstream kube-proxy's defaults", () => {
 });
 
 Deno.test("defaultConfig() resolves the iptables section into the mode-independent fields", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   assert.equal(c.syncPeriodMs, 30_000);
   assert.equal(c.minSyncPeriodMs, 1000);
   assert.equal(c.masqueradeBit, 14);
@@ -54,10 +55,22 @@ Deno.test("defaultConfig() resolves the iptables section into the mode-independe
 });
 
 Deno.test("defaultConfig() returns a fresh object each time", () => {
-  const a = defaultConfig();
+  const a = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   a.iptables.masqueradeBit = 3;
   a.nodePortAddresses.push("10.0.0.0/8");
-  const b = defaultConfig();
+  const b = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   assert.equal(b.iptables.masqueradeBit, 14);
   assert.deepEqual(b.nodePortAddresses, []);
+});
+
+Deno.test("defaultConfig() takes each mode's section from the sections it is given", () => {
+  const sections = {
+    ...MODE_CONFIG_SECTIONS,
+    ipvs: {
+      ...MODE_CONFIG_SECTIONS.ipvs,
+      defaults: () => ({ ...MODE_CONFIG_SECTIONS.ipvs.defaults(), scheduler: "sh" }),
+    },
+  };
+  assert.equal(defaultConfig({ modeSections: sections }).ipvs.scheduler, "sh");
+  assert.equal(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }).ipvs.scheduler, "");
 });

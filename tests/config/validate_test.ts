@@ -5,11 +5,11 @@ import { defaultConfig, type ProxyConfig, validateConfig } from "../../lib/confi
 const validate = (c: ProxyConfig) => validateConfig(c, { modeSections: MODE_CONFIG_SECTIONS });
 
 Deno.test("validateConfig() accepts the defaults", () => {
-  assert.deepEqual(validate(defaultConfig()), []);
+  assert.deepEqual(validate(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS })), []);
 });
 
 Deno.test("validateConfig() checks the chosen mode's section with its sync period flags", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   c.ipvs.syncPeriodMs = 0;
   c.nftables.minSyncPeriodMs = -1;
   assert.deepEqual(validate(c), []);
@@ -24,7 +24,7 @@ Deno.test("validateConfig() checks the chosen mode's section with its sync perio
 });
 
 Deno.test("validateConfig() checks the iptables masquerade bit in every mode", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   c.iptables.masqueradeBit = 32;
   for (const mode of ["iptables", "ipvs", "nftables"] as const) {
     c.mode = mode;
@@ -33,7 +33,7 @@ Deno.test("validateConfig() checks the iptables masquerade bit in every mode", (
 });
 
 Deno.test("validateConfig() requires host:port bind addresses but allows disabling them", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   c.healthzBindAddress = "";
   c.metricsBindAddress = "[::1]:10249";
   assert.deepEqual(validate(c), []);
@@ -46,7 +46,7 @@ Deno.test("validateConfig() requires host:port bind addresses but allows disabli
 });
 
 Deno.test("validateConfig() allows a zero minimum sync period and equal periods", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   c.iptables.minSyncPeriodMs = 0;
   assert.deepEqual(validate(c), []);
   c.iptables.minSyncPeriodMs = 30_000;
@@ -54,7 +54,7 @@ Deno.test("validateConfig() allows a zero minimum sync period and equal periods"
 });
 
 Deno.test("validateConfig() accepts a dual-stack cluster CIDR pair and primary node ports", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   c.clusterCIDRs = ["fd00::/48", "10.0.0.0/8"];
   c.nodePortAddresses = ["primary"];
   assert.deepEqual(validate(c), []);

@@ -1,3 +1,4 @@
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { tuneConntrack } from "../../lib/conntrack/mod.ts";
 import { conntrackMax } from "../../lib/conntrack/tuning.ts";
@@ -46,7 +47,7 @@ const KERNEL = {
 };
 
 function conntrack(over: Partial<ConntrackConfig> = {}): ConntrackConfig {
-  return { ...defaultConfig().conntrack, ...over };
+  return { ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }).conntrack, ...over };
 }
 
 Deno.test("conntrackMax() scales maxPerCore by CPUs with min as the floor; 0 leaves it alone", () => {

@@ -14,7 +14,9 @@ const ipvsConfigMap = only(ipvsObjects, "ConfigMap");
 const ipvsPod = ipvsDaemonSet.spec.template.spec;
 
 Deno.test("daemonset-ipvs.yaml ConfigMap selects ipvs mode with rr and passes validateConfig()", () => {
-  const config = decodeConfigFile(ipvsConfigMap.data["config.conf"], "config.conf");
+  const config = decodeConfigFile(ipvsConfigMap.data["config.conf"], "config.conf", {
+    modeSections: MODE_CONFIG_SECTIONS,
+  });
   assert.deepEqual(validateConfig(config, { modeSections: MODE_CONFIG_SECTIONS }), []);
   assert.equal(config.mode, "ipvs");
   assert.equal(config.ipvs.scheduler, "rr");

@@ -20,13 +20,17 @@ function readMounted(path: string): string {
 }
 
 Deno.test("daemonset.yaml ConfigMap holds a KubeProxyConfiguration decodeConfigFile() accepts", () => {
-  const config = decodeConfigFile(configMap.data["config.conf"], "config.conf");
+  const config = decodeConfigFile(configMap.data["config.conf"], "config.conf", {
+    modeSections: MODE_CONFIG_SECTIONS,
+  });
   assert.deepEqual(validateConfig(config, { modeSections: MODE_CONFIG_SECTIONS }), []);
   assert.equal(config.mode, "iptables");
 });
 
 Deno.test("daemonset.yaml kubeconfig authenticates with the pod's service-account token", async () => {
-  const config = decodeConfigFile(configMap.data["config.conf"], "config.conf");
+  const config = decodeConfigFile(configMap.data["config.conf"], "config.conf", {
+    modeSections: MODE_CONFIG_SECTIONS,
+  });
   // The kubeconfig the config names must be mounted from the same ConfigMap.
   const text = readMounted(config.clientConnection.kubeconfig);
   const dir = Deno.makeTempDirSync({ prefix: "bn-sa-" });

@@ -4,6 +4,7 @@
  * disagreement is shrunk to the smallest state (fewest service ports, then endpoints) that
  * still disagrees on that packet, and printed. Any mode's test calls runDifferential().
  */
+import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { defaultConfig, type ProxyConfig, type ProxyModeName } from "../../lib/config/mod.ts";
 import type { IPFamily, ProxyState } from "../../lib/proxy/mod.ts";
 import {
@@ -19,7 +20,10 @@ import { buildState, familyPlan, generatePackets, generateState } from "./trace_
 
 /** The configurations a differential run goes through (labels for the report). */
 export function differentialConfigs(): { label: string; config: ProxyConfig }[] {
-  const base = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8", "fd00:10::/64"] };
+  const base = {
+    ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+    clusterCIDRs: ["10.0.0.0/8", "fd00:10::/64"],
+  };
   return [
     { label: "defaults, --cluster-cidr", config: base },
     { label: "--masquerade-all", config: { ...base, masqueradeAll: true } },

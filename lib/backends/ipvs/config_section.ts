@@ -1,16 +1,35 @@
 /**
- * IPVS mode's config section (`ipvs:` in the file, the `--ipvs-*` flags): what lib/config checks
- * of it when IPVS is the chosen mode. Small on purpose: the registry loads it at start-up.
+ * IPVS mode's config section (`ipvs:` in the file, the `--ipvs-*` flags): its defaults, and what
+ * lib/config checks of it when IPVS is the chosen mode. Small on purpose: the registry loads it at start-up.
  */
-import { formatDuration, type ModeConfigSection, type ValidationIssue } from "../../config/mod.ts";
+import {
+  DEFAULT_SYNC_PERIOD_MS,
+  formatDuration,
+  type ModeConfigSection,
+  type ValidationIssue,
+} from "../../config/mod.ts";
 import { parseCIDR } from "../../net/mod.ts";
 
 /** IPVS schedulers upstream accepts ("" means the default, rr). */
 export const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq"];
 
-/** The ipvs section: its sync periods are the `--ipvs-*` flags; timeouts, CIDRs and scheduler. */
+/**
+ * The ipvs section: its sync periods are the `--ipvs-*` flags; timeouts, CIDRs and scheduler. No
+ * minimum sync period and no timeouts by default ("" scheduler is rr, 0 timeouts leave the
+ * kernel's), as upstream.
+ */
 export const ipvsConfigSection: ModeConfigSection<"ipvs"> = {
   flagPrefix: "--ipvs",
+  defaults: () => ({
+    syncPeriodMs: DEFAULT_SYNC_PERIOD_MS,
+    minSyncPeriodMs: 0,
+    scheduler: "",
+    excludeCIDRs: [],
+    strictARP: false,
+    tcpTimeoutMs: 0,
+    tcpFinTimeoutMs: 0,
+    udpTimeoutMs: 0,
+  }),
   check(ipvs) {
     const issues: ValidationIssue[] = [];
     const timeouts: Array<[string, string, number]> = [

@@ -1,8 +1,14 @@
 /**
- * nftables mode's config section (`nftables:` in the file): what lib/config checks of it when
- * nftables is the chosen mode. Small on purpose: the registry loads it at start-up.
+ * nftables mode's config section (`nftables:` in the file): its defaults, its Linux platform
+ * default for NodePort addresses, and what lib/config checks of it when nftables is the chosen
+ * mode. Small on purpose: the registry loads it at start-up.
  */
-import type { ModeConfigSection, ValidationIssue } from "../../config/mod.ts";
+import {
+  DEFAULT_MIN_SYNC_PERIOD_MS,
+  DEFAULT_SYNC_PERIOD_MS,
+  type ModeConfigSection,
+  type ValidationIssue,
+} from "../../config/mod.ts";
 
 /**
  * The nftables section: its sync periods are set by the `--iptables-*` flags, as upstream; its
@@ -10,6 +16,16 @@ import type { ModeConfigSection, ValidationIssue } from "../../config/mod.ts";
  */
 export const nftablesConfigSection: ModeConfigSection<"nftables"> = {
   flagPrefix: "--iptables",
+  defaults: () => ({
+    masqueradeBit: 14,
+    masqueradeAll: false,
+    syncPeriodMs: DEFAULT_SYNC_PERIOD_MS,
+    minSyncPeriodMs: DEFAULT_MIN_SYNC_PERIOD_MS,
+  }),
+  // NodePorts only on the node's primary IPs unless configured, as upstream's platform defaults.
+  resolve(config) {
+    if (config.nodePortAddresses.length === 0) config.nodePortAddresses = ["primary"];
+  },
   check(nftables) {
     const issues: ValidationIssue[] = [];
     const bit = nftables.masqueradeBit;

@@ -1,9 +1,10 @@
+import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { iptablesRenderOptions } from "../../../lib/backends/iptables/mod.ts";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 
 Deno.test("iptablesRenderOptions() passes the detect-local mode and its interface settings on", () => {
-  const config = defaultConfig();
+  const config = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   config.clusterCIDRs = ["10.0.0.0/8", "fd00:10::/64"];
   config.detectLocalMode = "BridgeInterface";
   config.detectLocal = { bridgeInterface: " cbr0 ", interfaceNamePrefix: "" };
@@ -15,7 +16,7 @@ Deno.test("iptablesRenderOptions() passes the detect-local mode and its interfac
 });
 
 Deno.test("iptablesRenderOptions() fails at once on an interface name that cannot go into a rule", () => {
-  const config = defaultConfig();
+  const config = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   config.detectLocalMode = "InterfaceNamePrefix";
   config.detectLocal = { bridgeInterface: "", interfaceNamePrefix: "veth -j ACCEPT" };
   assert.throws(

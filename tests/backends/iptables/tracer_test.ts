@@ -2,6 +2,7 @@
  * The iptables tracer over rules the renderer wrote, and over iptables-save text.
  * IP plan: pods 10.0.0.0/8, service IPs 172.30.0.0/16, node 192.168.0.2, external 203.0.113.2.
  */
+import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { defaultConfig, type ProxyConfig } from "../../../lib/config/mod.ts";
 import { parseIptablesRules, UnknownMatchError } from "../../../lib/netfilter/mod.ts";
@@ -17,7 +18,11 @@ const FROM: Record<TraceSource, string> = {
 };
 
 function config(o: Partial<ProxyConfig> = {}): ProxyConfig {
-  return { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"], ...o };
+  return {
+    ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+    clusterCIDRs: ["10.0.0.0/8"],
+    ...o,
+  };
 }
 
 function packet(

@@ -4,11 +4,14 @@ import { ipvsConfigSection } from "../../../lib/backends/ipvs/config_section.ts"
 import { defaultConfig, validateConfig } from "../../../lib/config/mod.ts";
 
 Deno.test("ipvsConfigSection accepts the defaults", () => {
-  assert.deepEqual(ipvsConfigSection.check(defaultConfig().ipvs), []);
+  assert.deepEqual(
+    ipvsConfigSection.check(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }).ipvs),
+    [],
+  );
 });
 
 Deno.test("ipvsConfigSection names each bad timeout, CIDR and scheduler in order", () => {
-  const ipvs = defaultConfig().ipvs;
+  const ipvs = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }).ipvs;
   ipvs.tcpTimeoutMs = -1000;
   ipvs.udpTimeoutMs = -2000;
   ipvs.excludeCIDRs = ["10.0.0.0/8", "bad"];
@@ -42,7 +45,7 @@ Deno.test("ipvsConfigSection names each bad timeout, CIDR and scheduler in order
 });
 
 Deno.test("validateConfig() checks the ipvs section only in ipvs mode", () => {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   c.ipvs.scheduler = "fastest";
   c.ipvs.syncPeriodMs = 0;
   const validate = () => validateConfig(c, { modeSections: MODE_CONFIG_SECTIONS });

@@ -1,3 +1,4 @@
+import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { DRAIN_CHECK_INTERVAL_ENV, ipvsMode } from "../../../lib/backends/ipvs/mod.ts";
 import { createIpvsMode, SCHEDULER_PROBE_VS } from "../../../lib/backends/ipvs/mode.ts";
@@ -54,7 +55,7 @@ function fakeNode(o: FakeIpvsadmOptions & { ipset?: string | null; kernel?: stri
 }
 
 function config(edit: (c: ProxyConfig) => void = () => {}): ProxyConfig {
-  const c = defaultConfig();
+  const c = defaultConfig({ modeSections: MODE_CONFIG_SECTIONS });
   c.mode = "ipvs";
   edit(c);
   return c;

@@ -5,6 +5,7 @@
  * kernel has no IPVS, so `ipvsadm` is the stateful fake holding the rendered virtual servers.
  * Every packet of a grid must trace as it does over the rendered objects.
  */
+import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 import { type CommandRunner, denoCommandRunner, runChecked } from "../../../lib/exec/mod.ts";
@@ -53,7 +54,11 @@ function grid(): TracePacket[] {
 Deno.test("ipvs read: objects read back with ipset save, iptables-save and ip addr trace as rendered", async () => {
   await requireNetnsSupport();
   requireCommands(["ipset", "iptables-nft-restore", "iptables-nft-save", "ip"]);
-  const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"], mode: "ipvs" as const };
+  const config = {
+    ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+    clusterCIDRs: ["10.0.0.0/8"],
+    mode: "ipvs" as const,
+  };
   // Without the source-ranged LB: its KUBE-IPVS-OUT-FILTER rule needs `-m ipvs`, which this
   // kernel (no IPVS) refuses. The unit tests cover it over rendered rules.
   const state = handState();

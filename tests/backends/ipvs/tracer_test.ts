@@ -2,13 +2,18 @@
  * The IPVS tracer over what lib/backends/ipvs renders for hand-built states: iptables with
  * ipset matches, then the virtual server and its real servers. Decisions and paths.
  */
+import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 import type { TraceResult } from "../../../lib/trace/decision.ts";
 import { ipvsTracer } from "../../../lib/backends/ipvs/mod.ts";
 import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 
-const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"], mode: "ipvs" as const };
+const config = {
+  ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+  clusterCIDRs: ["10.0.0.0/8"],
+  mode: "ipvs" as const,
+};
 const rules = ipvsTracer.rendered(config, handState());
 const trace = (p: ReturnType<typeof packet>): TraceResult => ipvsTracer.trace(rules, p, NODE);
 

@@ -4,6 +4,7 @@
  * packet of a grid must trace exactly as it does over the rendered model. Also: what nft
  * prints back that the renderer never writes, and refusals of unknown expressions.
  */
+import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { fullTransaction } from "../../../lib/backends/nftables/mod.ts";
 import { defaultConfig } from "../../../lib/config/mod.ts";
@@ -76,7 +77,10 @@ async function readBackTracesAsRendered(ns: string, state: ProxyState): Promise<
   await deleteNamespaces([ns]);
   await addNamespaces([ns]);
   try {
-    const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] };
+    const config = {
+      ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+      clusterCIDRs: ["10.0.0.0/8"],
+    };
     const rendered = nftablesTracer.rendered(config, state);
     await runChecked(runner, {
       cmd: "nft",
@@ -125,7 +129,10 @@ Deno.test("nftables read: generated IPv4 and IPv6 tables read back trace as rend
   await deleteNamespaces([NS]);
   await addNamespaces([NS]);
   try {
-    const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8", "fd00:10::/64"] };
+    const config = {
+      ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+      clusterCIDRs: ["10.0.0.0/8", "fd00:10::/64"],
+    };
     for (const family of ["IPv4", "IPv6"] as const) {
       const state = generateState(1313, 30, family);
       const rendered = nftablesTracer.rendered(config, state);

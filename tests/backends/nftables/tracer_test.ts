@@ -2,13 +2,17 @@
  * The nftables tracer over tables rendered by lib/backends/nftables for hand-built states:
  * decisions and paths for every feature the renderer branches on.
  */
+import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 import { nftablesTracer } from "../../../lib/backends/nftables/mod.ts";
 import type { TraceResult } from "../../../lib/trace/decision.ts";
 import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 
-const config = { ...defaultConfig(), clusterCIDRs: ["10.0.0.0/8"] };
+const config = {
+  ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+  clusterCIDRs: ["10.0.0.0/8"],
+};
 const table = nftablesTracer.rendered(config, handState());
 const trace = (p: ReturnType<typeof packet>): TraceResult => nftablesTracer.trace(table, p, NODE);
 
