@@ -6,9 +6,10 @@ set -euo pipefail
 # qemu-system-x86, xz-utils and apt's download of the kernel and busybox-static packages serve the
 # IPVS guest (scripts/ipvs_vm): this kernel may lack IPVS, so IPVS tests run in a qemu guest.
 # mmdebstrap builds the node image's and the systemd guest's root filesystems from Debian's
-# packages (scripts/image, scripts/systemd_vm); skopeo reads the OCI archive back in its tests.
+# packages (scripts/image, scripts/systemd_vm); skopeo, podman and containerd (ctr) read the OCI
+# archive back in its tests, as operators load it.
 PACKAGES=(iptables ipset conntrack nftables iproute2 ipvsadm socat curl kmod procps openssl
-  qemu-system-x86 xz-utils coreutils nfacct prometheus mmdebstrap skopeo)
+  qemu-system-x86 xz-utils coreutils nfacct prometheus mmdebstrap skopeo podman containerd)
 
 if [[ "$(id -u)" != "0" ]]; then
   echo "install_test_deps: must run as root (uid is $(id -u)): the real-kernel tests need it too" >&2
