@@ -13,6 +13,7 @@ export {
 } from "./cleanup.ts";
 export {
   detectIptablesFlavour,
+  type IptablesBinaries,
   iptablesBinaries,
   type IptablesFlavour,
   RESTORE_ARGS,

@@ -22,7 +22,12 @@ import type { CIDR } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
 import { parseIptablesSave } from "../../netfilter/mod.ts";
-import { iptablesBinaries, type IptablesFlavour, RESTORE_ARGS } from "../iptables/mod.ts";
+import {
+  type IptablesBinaries,
+  iptablesBinaries,
+  type IptablesFlavour,
+  RESTORE_ARGS,
+} from "../iptables/mod.ts";
 import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./_address_diff.ts";
 import { KUBE_IPVS_DEVICE } from "./cleanup.ts";
 import { type IpvsDelta, IpvsDesiredIndex } from "./_desired_index.ts";
@@ -43,7 +48,7 @@ import {
   viewSubset,
 } from "./_kernel_view.ts";
 import { parseIpvsadmList } from "./ipvsadm_parser.ts";
-import { parseLinkAddresses } from "./_link_addresses.ts";
+import { type LinkAddresses, parseLinkAddresses } from "./_link_addresses.ts";
 import { type IpvsTable, realServerKey, virtualServerKey } from "./virtual_server.ts";
 import {
   buildIpvsRestoreInput,
@@ -79,230 +84,299 @@ export interface IpvsProxier extends ProxyBackend {
 
 /** Creates the IPVS backend of one family; does no I/O until sync() or start() is called. */
 export function createIpvsProxier(options: IpvsProxierOptions): IpvsProxier {
-  const runner = options.runner ?? denoCommandRunner;
-  const logger = options.logger ?? silentLogger;
-  const metrics = options.metrics ?? NO_BACKEND_METRICS;
-  const clock = options.clock ?? systemClock;
-  const family = options.family;
-  const bins = iptablesBinaries(family, options.flavour ?? "nft");
-  const draining = new GracefulTerminationList();
-  const failures: Record<string, number> = {};
+  return new IpvsFamilyProxier(options);
+}
 
-  // Syncs and draining checks both read and write IPVS: one at a time.
-  let queue: Promise<unknown> = Promise.resolve();
-  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn, fn);
-    queue = run.catch(() => {});
+/** The rule lines of one render, as the last iptables-restore is remembered. */
+function rulesText(r: IpvsIptablesRules): string {
+  return [...r.natRules, "", ...r.filterRules].join("\n");
+}
+
+/** What a sync reports: full or partial, and the rule lines it rendered per table. */
+function syncReport(full: boolean, r: IpvsIptablesRules): SyncReport {
+  return { full, counts: { nat: r.natRules.length, filter: r.filterRules.length } };
+}
+
+/** Which virtual server and real server a draining entry names, as the drain list keys them. */
+function drainKeys(e: DrainingRealServer): readonly [string, string] {
+  return [virtualServerKey(e.vs), realServerKey(e.rs)] as const;
+}
+
+/**
+ * The IPVS proxier of one family (upstream's ipvs Proxier struct): what the last sync applied,
+ * what it knows the kernel holds, and the real servers draining.
+ */
+class IpvsFamilyProxier implements IpvsProxier {
+  /** Real servers at weight 0 whose connections still run; the drain check deletes them. */
+  readonly draining = new GracefulTerminationList();
+  /** Failed applies per command since creation. */
+  readonly failures: Record<string, number> = {};
+  readonly #options: IpvsProxierOptions;
+  readonly #family: IPFamily;
+  readonly #runner: CommandRunner;
+  readonly #logger: Logger;
+  readonly #metrics: BackendMetrics;
+  readonly #clock: Clock;
+  readonly #bins: IptablesBinaries;
+  /** The last sync or drain check queued: both read and write IPVS, so they run one at a time. */
+  #queue: Promise<unknown> = Promise.resolve();
+  /**
+   * The desired state the last sync applied; null before the first sync, during one and after a
+   * failed one, so that the next sync reads the kernel and is full.
+   */
+  #applied: IpvsDesiredIndex | null = null;
+  /** Our virtual servers as the kernel holds them (see kernel_view.ts). */
+  #kernelView: KernelView = new Map();
+  /** The rule lines the last iptables-restore wrote. */
+  #lastRules = "";
+  /** The pending drain check, while the loop start() began runs. */
+  #drainTimer: TimerHandle | null = null;
+
+  constructor(options: IpvsProxierOptions) {
+    this.#options = options;
+    this.#family = options.family;
+    this.#runner = options.runner ?? denoCommandRunner;
+    this.#logger = options.logger ?? silentLogger;
+    this.#metrics = options.metrics ?? NO_BACKEND_METRICS;
+    this.#clock = options.clock ?? systemClock;
+    this.#bins = iptablesBinaries(options.family, options.flavour ?? "nft");
+  }
+
+  sync(state: ProxyState): Promise<SyncReport> {
+    return this.#exclusive(() => this.#syncOnce(state));
+  }
+
+  // IPVS mode has no canary: as upstream, a full sync (with its reads) runs every syncPeriod.
+  rulesFlushed(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
+  checkDraining(): Promise<void> {
+    return this.#exclusive(() => this.#checkDrainingOnce());
+  }
+
+  start(signal: AbortSignal): void {
+    const interval = this.#options.drainCheckIntervalMs ?? RS_CHECK_DELETE_INTERVAL_MS;
+    if (signal.aborted) return;
+    this.#drainTimer = this.#clock.setTimeout(() => this.#drainTick(signal, interval), interval);
+    signal.addEventListener("abort", () => {
+      if (this.#drainTimer !== null) this.#clock.clearTimeout(this.#drainTimer);
+      this.#drainTimer = null;
+    }, { once: true });
+  }
+
+  /** One turn of the drain loop: a check, then the next one `interval` later. */
+  #drainTick(signal: AbortSignal, interval: number): void {
+    this.#drainTimer = null;
+    if (signal.aborted) return;
+    this.checkDraining().catch((err) => {
+      // The real servers stay at weight 0 and are checked again next time.
+      this.#metrics.cleanupFailed();
+      this.#logger.error("IPVS graceful termination check failed", { family: this.#family, err });
+    }).finally(() => {
+      if (!signal.aborted) {
+        this.#drainTimer = this.#clock.setTimeout(
+          () => this.#drainTick(signal, interval),
+          interval,
+        );
+      }
+    });
+  }
+
+  /** Runs `fn` after every sync and drain check queued before it, whether they failed or not. */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => {});
     return run;
-  };
+  }
 
   /**
    * Runs a command; a failure is counted, logged with its stderr and thrown. `ipvsadm -R`
    * goes on past a line the kernel refuses and exits with the last line's status, so for it
    * any stderr output is a failure too.
    */
-  const must = async (what: string, cmd: string, args: readonly string[], stdin?: string) => {
-    const out = await runner(stdin === undefined ? { cmd, args } : { cmd, args, stdin });
+  async #must(what: string, cmd: string, args: readonly string[], stdin?: string) {
+    const out = await this.#runner(stdin === undefined ? { cmd, args } : { cmd, args, stdin });
     const restore = cmd === "ipvsadm" && args[0] === "-R";
     if (out.code === 0 && !(restore && out.stderr.trim() !== "")) return out.stdout;
-    failures[what] = (failures[what] ?? 0) + 1;
-    if (what === "iptables-restore") metrics.applyFailed(true);
-    logger.error(`Failed to run ${what}`, { family, code: out.code, stderr: out.stderr.trim() });
+    this.failures[what] = (this.failures[what] ?? 0) + 1;
+    if (what === "iptables-restore") this.#metrics.applyFailed(true);
+    this.#logger.error(`Failed to run ${what}`, {
+      family: this.#family,
+      code: out.code,
+      stderr: out.stderr.trim(),
+    });
     throw new CommandError(cmd, args, out.code === 0 ? 1 : out.code, out.stderr);
-  };
+  }
 
-  /** The desired state the last sync applied; null makes the next sync full. */
-  let index: IpvsDesiredIndex | null = null;
-  /** Our virtual servers as the kernel holds them (see kernel_view.ts). */
-  let view: KernelView = new Map();
-  /** The rule lines the last iptables-restore wrote. */
-  let lastRules = "";
+  /** Runs one `ip -batch -` input; nothing when it is empty. */
+  async #ipBatch(batch: string): Promise<void> {
+    if (batch !== "") await this.#must("ip", "ip", ["-force", "-batch", "-"], batch);
+  }
 
-  const skippedLog = (skipped: readonly SkippedServicePort[]) => {
+  #logSkipped(skipped: readonly SkippedServicePort[]): void {
     for (const s of skipped) {
-      logger.warn("Skipping service port with an untrusted value", {
+      this.#logger.warn("Skipping service port with an untrusted value", {
         service: s.key,
         reason: s.reason,
       });
     }
-  };
-  /** Runs one `ip -batch -` input; nothing when it is empty. */
-  const ipBatch = async (batch: string) => {
-    if (batch !== "") await must("ip", "ip", ["-force", "-batch", "-"], batch);
-  };
-  /**
-   * Turns `have` into `want` for the virtual servers `keys` with one `ipvsadm -R`, then records
-   * the outcome in the drain list and the kernel view; returns how many lines it wrote.
-   */
-  const applyIpvs = async (
-    want: IpvsTable,
-    have: IpvsTable,
-    keys: Iterable<string>,
-    excludeCIDRs: readonly CIDR[],
-  ): Promise<number> => {
-    const diff = diffIpvs(want, have, { family, excludeCIDRs, draining });
-    if (diff.lines.length > 0) {
-      await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(diff.lines));
-    }
-    commitIpvsDiff(diff, draining);
-    updateKernelView(view, keys, want, have, draining);
-    return diff.lines.length;
-  };
-  const rulesText = (r: IpvsIptablesRules) => [...r.natRules, "", ...r.filterRules].join("\n");
-  const report = (full: boolean, r: IpvsIptablesRules): SyncReport => ({
-    full,
-    counts: { nat: r.natRules.length, filter: r.filterRules.length },
-  });
+  }
 
-  /** Reads the kernel once, computes everything, applies the difference. */
-  const fullSync = async (state: ProxyState): Promise<SyncReport> => {
-    index = null;
-    // No -4/-6: iproute2 would leave out a kube-ipvs0 holding only the other family's addresses.
-    let links = parseLinkAddresses(await must("ip", "ip", ["-j", "addr", "show"]), family);
-    if (!links.deviceExists) {
-      await must("ip", "ip", ["link", "add", KUBE_IPVS_DEVICE, "type", "dummy"]);
-      links = { ...links, deviceExists: true, bound: [] };
-    }
-    const config = resolveIpvsConfig(state, {
-      ...options,
-      nodeAddresses: options.nodeAddresses ?? links.node,
-    });
-    const next = IpvsDesiredIndex.of(state, config);
-    const desired = next.desiredState();
-    skippedLog(desired.skipped);
-
-    const sets = parseIpsetSave(await must("ipset", "ipset", ["save"]));
-    await must("ipset", "ipset", ["restore"], buildIpsetRestore(desired.ipsets, sets, family));
-
-    const current = parseIpvsadmList(await must("ipvsadm", "ipvsadm", ["-Ln"])).table;
-    view = new Map();
-    const wanted = desired.virtualServers;
-    const ipvsChanges = await applyIpvs(wanted, current, wanted.keys(), config.excludeCIDRs);
-
-    const addresses = diffBoundAddresses(desired.boundAddresses, links.bound, family);
-    await ipBatch(addressAddBatch(addresses.add));
-
-    const saved = parseIptablesSave(await must("iptables-save", bins.save, []));
-    const rules = renderIpvsIptablesRules(desired);
-    await must(
-      "iptables-restore",
-      bins.restore,
-      RESTORE_ARGS,
-      buildIpvsRestoreInput(rules, missingIpvsJumps(saved)),
-    );
-
-    await ipBatch(addressDelBatch(addresses.del));
-    lastRules = rulesText(rules);
-    index = next;
-    logger.debug(2, "Synced IPVS rules", {
-      family,
-      kind: "full",
-      virtualServers: wanted.size,
-      ipvsChanges,
-      draining: draining.size,
-    });
-    return report(true, rules);
-  };
-
-  /**
-   * Applies what the changed ports changed, diffed against the kernel view: reads nothing,
-   * writes only what differs (an `iptables-restore` only when the rules changed).
-   */
-  const partialSync = async (current: IpvsDesiredIndex, delta: IpvsDelta): Promise<SyncReport> => {
-    skippedLog(delta.skipped);
-    const sets = buildIpsetDeltaRestore(delta.addMembers, delta.delMembers, family);
-    if (sets !== "") await must("ipset", "ipset", ["restore"], sets);
-
-    const have = viewSubset(view, delta.touched);
-    const ipvsChanges = await applyIpvs(
-      delta.virtualServers,
-      have,
-      delta.touched,
-      current.config.excludeCIDRs,
-    );
-    await ipBatch(addressAddBatch(delta.bind));
-    const rules = renderIpvsIptablesRules(current.ruleInputs());
-    const text = rulesText(rules);
-    if (text !== lastRules) {
-      // The jumps from the built-in chains were ensured by the last full sync.
-      await must("iptables-restore", bins.restore, RESTORE_ARGS, buildIpvsRestoreInput(rules, []));
-      lastRules = text;
-    }
-    await ipBatch(addressDelBatch(delta.unbind));
-    logger.debug(2, "Synced IPVS rules", {
-      family,
-      kind: "partial",
-      changedVirtualServers: delta.touched.size,
-      ipvsChanges,
-      draining: draining.size,
-    });
-    return report(false, rules);
-  };
-
-  const syncOnce = async (state: ProxyState): Promise<SyncReport> => {
+  async #syncOnce(state: ProxyState): Promise<SyncReport> {
+    const family = this.#family;
     if (state.family !== family) {
       throw new RangeError(
         `Invalid state family "${state.family}": this proxier handles "${family}"`,
       );
     }
-    const current = index;
-    if (current === null || state.forceFullSync) return await fullSync(state);
-    index = null; // until the partial sync below has been applied
+    const current = this.#applied;
+    if (current === null || state.forceFullSync) return await this.#fullSync(state);
+    this.#applied = null; // until the partial sync below has been applied
     const delta = current.update(state, state.changed);
-    if (delta.needsFull) return await fullSync(state);
-    const out = await partialSync(current, delta);
-    index = current;
+    if (delta.needsFull) return await this.#fullSync(state);
+    const out = await this.#partialSync(current, delta);
+    this.#applied = current;
     return out;
-  };
+  }
 
-  const checkOnce = async (): Promise<void> => {
+  /** The node's addresses and what kube-ipvs0 holds, creating kube-ipvs0 when it is missing. */
+  async #readLinks(): Promise<LinkAddresses> {
+    // No -4/-6: iproute2 would leave out a kube-ipvs0 holding only the other family's addresses.
+    const links = parseLinkAddresses(
+      await this.#must("ip", "ip", ["-j", "addr", "show"]),
+      this.#family,
+    );
+    if (links.deviceExists) return links;
+    await this.#must("ip", "ip", ["link", "add", KUBE_IPVS_DEVICE, "type", "dummy"]);
+    return { ...links, deviceExists: true, bound: [] };
+  }
+
+  /** Reads the kernel once, computes everything, applies the difference. */
+  async #fullSync(state: ProxyState): Promise<SyncReport> {
+    const family = this.#family;
+    this.#applied = null;
+    const links = await this.#readLinks();
+    const config = resolveIpvsConfig(state, {
+      ...this.#options,
+      nodeAddresses: this.#options.nodeAddresses ?? links.node,
+    });
+    const next = IpvsDesiredIndex.of(state, config);
+    const desired = next.desiredState();
+    this.#logSkipped(desired.skipped);
+
+    const sets = parseIpsetSave(await this.#must("ipset", "ipset", ["save"]));
+    await this.#must(
+      "ipset",
+      "ipset",
+      ["restore"],
+      buildIpsetRestore(desired.ipsets, sets, family),
+    );
+
+    const current = parseIpvsadmList(await this.#must("ipvsadm", "ipvsadm", ["-Ln"])).table;
+    this.#kernelView = new Map();
+    const wanted = desired.virtualServers;
+    const ipvsChanges = await this.#applyIpvs(wanted, current, wanted.keys(), config.excludeCIDRs);
+
+    const addresses = diffBoundAddresses(desired.boundAddresses, links.bound, family);
+    await this.#ipBatch(addressAddBatch(addresses.add));
+
+    const saved = parseIptablesSave(await this.#must("iptables-save", this.#bins.save, []));
+    const rules = renderIpvsIptablesRules(desired);
+    await this.#must(
+      "iptables-restore",
+      this.#bins.restore,
+      RESTORE_ARGS,
+      buildIpvsRestoreInput(rules, missingIpvsJumps(saved)),
+    );
+
+    await this.#ipBatch(addressDelBatch(addresses.del));
+    this.#lastRules = rulesText(rules);
+    this.#applied = next;
+    this.#logger.debug(2, "Synced IPVS rules", {
+      family,
+      kind: "full",
+      virtualServers: wanted.size,
+      ipvsChanges,
+      draining: this.draining.size,
+    });
+    return syncReport(true, rules);
+  }
+
+  /**
+   * Applies what the changed ports changed, diffed against the kernel view: reads nothing,
+   * writes only what differs (an `iptables-restore` only when the rules changed).
+   */
+  async #partialSync(current: IpvsDesiredIndex, delta: IpvsDelta): Promise<SyncReport> {
+    const family = this.#family;
+    this.#logSkipped(delta.skipped);
+    const sets = buildIpsetDeltaRestore(delta.addMembers, delta.delMembers, family);
+    if (sets !== "") await this.#must("ipset", "ipset", ["restore"], sets);
+
+    const have = viewSubset(this.#kernelView, delta.touched);
+    const ipvsChanges = await this.#applyIpvs(
+      delta.virtualServers,
+      have,
+      delta.touched,
+      current.config.excludeCIDRs,
+    );
+    await this.#ipBatch(addressAddBatch(delta.bind));
+    const rules = renderIpvsIptablesRules(current.ruleInputs());
+    const text = rulesText(rules);
+    if (text !== this.#lastRules) {
+      // The jumps from the built-in chains were ensured by the last full sync.
+      const input = buildIpvsRestoreInput(rules, []);
+      await this.#must("iptables-restore", this.#bins.restore, RESTORE_ARGS, input);
+      this.#lastRules = text;
+    }
+    await this.#ipBatch(addressDelBatch(delta.unbind));
+    this.#logger.debug(2, "Synced IPVS rules", {
+      family,
+      kind: "partial",
+      changedVirtualServers: delta.touched.size,
+      ipvsChanges,
+      draining: this.draining.size,
+    });
+    return syncReport(false, rules);
+  }
+
+  /**
+   * Turns `have` into `want` for the virtual servers `keys` with one `ipvsadm -R`, then records
+   * the outcome in the drain list and the kernel view; returns how many lines it wrote.
+   */
+  async #applyIpvs(
+    want: IpvsTable,
+    have: IpvsTable,
+    keys: Iterable<string>,
+    excludeCIDRs: readonly CIDR[],
+  ): Promise<number> {
+    const draining = this.draining;
+    const diff = diffIpvs(want, have, { family: this.#family, excludeCIDRs, draining });
+    if (diff.lines.length > 0) {
+      await this.#must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(diff.lines));
+    }
+    commitIpvsDiff(diff, draining);
+    updateKernelView(this.#kernelView, keys, want, have, draining);
+    return diff.lines.length;
+  }
+
+  /** Deletes the draining real servers that are gone or have no connections left. */
+  async #checkDrainingOnce(): Promise<void> {
+    const draining = this.draining;
     if (draining.size === 0) return;
-    const current = parseIpvsadmList(await must("ipvsadm", "ipvsadm", ["-Ln"])).table;
+    const current = parseIpvsadmList(await this.#must("ipvsadm", "ipvsadm", ["-Ln"])).table;
     const plan = planDrainCheck(draining, current);
-    const keys = (e: DrainingRealServer) => [virtualServerKey(e.vs), realServerKey(e.rs)] as const;
     for (const e of plan.gone) {
-      logger.debug(2, "Draining real server is already gone", {
+      this.#logger.debug(2, "Draining real server is already gone", {
         address: e.rs.address,
         port: e.rs.port,
       });
-      draining.delete(...keys(e));
+      draining.delete(...drainKeys(e));
     }
-    dropFromKernelView(view, plan.gone.map(keys));
+    dropFromKernelView(this.#kernelView, plan.gone.map(drainKeys));
     if (plan.lines.length === 0) return;
-    await must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(plan.lines));
-    for (const e of plan.finished) draining.delete(...keys(e));
-    dropFromKernelView(view, plan.finished.map(keys));
-  };
-
-  let timer: TimerHandle | null = null;
-  const start = (signal: AbortSignal): void => {
-    const interval = options.drainCheckIntervalMs ?? RS_CHECK_DELETE_INTERVAL_MS;
-    const tick = () => {
-      timer = null;
-      if (signal.aborted) return;
-      exclusive(checkOnce).catch((err) => {
-        // The real servers stay at weight 0 and are checked again next time.
-        metrics.cleanupFailed();
-        logger.error("IPVS graceful termination check failed", { family, err });
-      }).finally(() => {
-        if (!signal.aborted) timer = clock.setTimeout(tick, interval);
-      });
-    };
-    if (signal.aborted) return;
-    timer = clock.setTimeout(tick, interval);
-    signal.addEventListener("abort", () => {
-      if (timer !== null) clock.clearTimeout(timer);
-      timer = null;
-    }, { once: true });
-  };
-
-  return {
-    sync: (state) => exclusive(() => syncOnce(state)),
-    // IPVS mode has no canary: as upstream, a full sync (with its reads) runs every syncPeriod.
-    rulesFlushed: () => Promise.resolve(false),
-    checkDraining: () => exclusive(checkOnce),
-    start,
-    draining,
-    failures,
-  };
+    await this.#must("ipvsadm", "ipvsadm", ["-R"], ipvsadmRestoreInput(plan.lines));
+    for (const e of plan.finished) draining.delete(...drainKeys(e));
+    dropFromKernelView(this.#kernelView, plan.finished.map(drainKeys));
+  }
 }
