@@ -27,7 +27,7 @@ async function main(args: string[]): Promise<number> {
   try {
     switch (cl.command) {
       case "help":
-        console.log(helpText());
+        console.log(helpText({ modeSections: MODE_CONFIG_SECTIONS }));
         return 0;
       case "version":
         console.log(`deno-kube-proxy ${VERSION}`);

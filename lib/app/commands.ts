@@ -1,5 +1,11 @@
 /** The one-shot commands: `render`, `--cleanup` and `--write-config-to`. */
-import { CLEANUP_ORDER, cleanupModes, loadMode, ModeUnavailableError } from "../backends/mod.ts";
+import {
+  CLEANUP_ORDER,
+  cleanupModes,
+  loadMode,
+  MODE_CONFIG_SECTIONS,
+  ModeUnavailableError,
+} from "../backends/mod.ts";
 import { configToYaml, type ProxyConfig } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import { errorMessage, type Logger } from "../log/mod.ts";
@@ -82,7 +88,7 @@ export async function writeConfigCommand(
     );
   }
   try {
-    await Deno.writeTextFile(path, configToYaml(config));
+    await Deno.writeTextFile(path, configToYaml(config, { modeSections: MODE_CONFIG_SECTIONS }));
   } catch (err) {
     throw new CommandFailure(`Cannot write --write-config-to "${path}": ${errorMessage(err)}`, 1);
   }

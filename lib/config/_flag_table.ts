@@ -1,8 +1,10 @@
 /**
  * Every command-line flag: its spelling, value type, help line and how it changes the
- * configuration. The parser, the precedence rules and `--help` all read this one table.
+ * configuration. The mode-neutral flags are listed here, each mode's in its config section; the
+ * parser, the precedence rules and `--help` all read the one table flagTable() joins them into.
  */
-import { getPath, LOCAL_MODES, LOGGING_FORMATS, PROXY_MODES, setPath } from "./schema.ts";
+import { type ModeConfigSections, modeNames } from "./mode_section.ts";
+import { getPath, LOCAL_MODES, LOGGING_FORMATS, setPath } from "./schema.ts";
 import type { ProxyConfig, VModuleItem } from "./types.ts";
 
 /** How a flag's text is parsed. */
@@ -57,7 +59,11 @@ export interface FlagSpec {
 
 type Extra = Partial<Pick<FlagSpec, "shorthand" | "values" | "lastWins">>;
 
-function flag(
+/**
+ * One flag row: name, value kind, precedence group, default as `--help` shows it, the ProxyConfig
+ * paths it sets, optional extras and its help line.
+ */
+export function flagSpec(
   name: string,
   kind: FlagKind,
   group: FlagGroup,
@@ -66,7 +72,7 @@ function flag(
   extra: Extra,
   help: string,
 ): FlagSpec;
-function flag(
+export function flagSpec(
   name: string,
   kind: FlagKind,
   group: FlagGroup,
@@ -74,7 +80,7 @@ function flag(
   targets: string | readonly string[],
   help: string,
 ): FlagSpec;
-function flag(
+export function flagSpec(
   name: string,
   kind: FlagKind,
   group: FlagGroup,
@@ -90,6 +96,7 @@ function flag(
   return { name, kind, group, typeName, defaultText, help, targets: list, ...extra };
 }
 
+const flag = flagSpec;
 const C = "config" as const;
 
 const TYPE_NAMES: Readonly<Record<FlagKind, string>> = {
@@ -108,9 +115,13 @@ const TYPE_NAMES: Readonly<Record<FlagKind, string>> = {
   vmodule: "pattern=N,...",
 };
 
-/** All flags, sorted by name as `--help` prints them. */
+/**
+ * The flags of no one mode, `--proxy-mode` naming `modes`. Flags that set mode sections'
+ * fields (`--masquerade-all`) get their targets from the sections' sharedFlagTargets.
+ */
 // deno-fmt-ignore
-export const FLAGS: readonly FlagSpec[] = [
+function modeNeutralFlags(modes: readonly string[]): FlagSpec[] {
+  return [
   flag("bind-address", "ip", C, "0.0.0.0", "bindAddress",
     "Override of the node's primary IP (no socket is bound to it)."),
   flag("bind-address-hard-fail", "bool", C, "false", "bindAddressHardFail",
@@ -157,32 +168,6 @@ export const FLAGS: readonly FlagSpec[] = [
     "Node name to use instead of the host name (also applies with --config)."),
   flag("init-only", "bool", "meta", "false", [],
     "Apply the node settings that need full root privileges (sysctls), then exit."),
-  flag("iptables-localhost-nodeports", "bool", C, "true", "iptables.localhostNodePorts",
-    "Accept NodePort traffic to 127.0.0.0/8 (iptables mode, IPv4 only)."),
-  flag("iptables-masquerade-bit", "int32", C, "14", "iptables.masqueradeBit",
-    "Bit of the fwmark that marks packets for SNAT; 0 to 31."),
-  flag("iptables-min-sync-period", "duration", C, "1s",
-    ["iptables.minSyncPeriodMs", "nftables.minSyncPeriodMs"],
-    "Least time between rule syncs in iptables and nftables mode (0 syncs on every change)."),
-  flag("iptables-sync-period", "duration", C, "30s",
-    ["iptables.syncPeriodMs", "nftables.syncPeriodMs"],
-    "Most time between full rule syncs in iptables and nftables mode; greater than 0."),
-  flag("ipvs-exclude-cidrs", "list", C, "", "ipvs.excludeCIDRs",
-    "Comma-separated CIDRs whose IPVS rules cleanup leaves alone."),
-  flag("ipvs-min-sync-period", "duration", C, "0s", "ipvs.minSyncPeriodMs",
-    "Least time between rule syncs in ipvs mode (0 syncs on every change)."),
-  flag("ipvs-scheduler", "string", C, "", "ipvs.scheduler",
-    "IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq); empty means rr."),
-  flag("ipvs-strict-arp", "bool", C, "false", "ipvs.strictARP",
-    "Set arp_ignore=1 and arp_announce=2 so kube-ipvs0 addresses are not announced."),
-  flag("ipvs-sync-period", "duration", C, "30s", "ipvs.syncPeriodMs",
-    "Most time between full rule syncs in ipvs mode; greater than 0."),
-  flag("ipvs-tcp-timeout", "duration", C, "0s", "ipvs.tcpTimeoutMs",
-    "IPVS timeout of idle TCP connections (0 leaves it as is)."),
-  flag("ipvs-tcpfin-timeout", "duration", C, "0s", "ipvs.tcpFinTimeoutMs",
-    "IPVS timeout of TCP connections after a FIN (0 leaves it as is)."),
-  flag("ipvs-udp-timeout", "duration", C, "0s", "ipvs.udpTimeoutMs",
-    "IPVS timeout of UDP flows (0 leaves it as is)."),
   flag("kube-api-burst", "int32", C, "10", "clientConnection.burst",
     "Request burst allowed towards the API server."),
   flag("kube-api-content-type", "string", C, "application/vnd.kubernetes.protobuf",
@@ -208,7 +193,7 @@ export const FLAGS: readonly FlagSpec[] = [
     "Comma-separated files to read the machine ID from; kube-proxy never reads them."),
   flag("manifests", "string", "always", "", "manifests",
     "File or directory of Service, EndpointSlice and Node objects used instead of an API server."),
-  flag("masquerade-all", "bool", C, "false", ["iptables.masqueradeAll", "nftables.masqueradeAll"],
+  flag("masquerade-all", "bool", C, "false", [],
     "SNAT all traffic sent to Service cluster IPs."),
   flag("master", "string", "meta", "", [],
     "URL of the API server (overrides the kubeconfig's)."),
@@ -230,8 +215,8 @@ export const FLAGS: readonly FlagSpec[] = [
     "Interface name prefix whose traffic is local, for --detect-local-mode InterfaceNamePrefix."),
   flag("profiling", "bool", C, "false", "enableProfiling",
     "Serve /debug/pprof on the metrics server; not supported (Go's profiler)."),
-  flag("proxy-mode", "enum", C, "iptables", "mode", { values: PROXY_MODES },
-    `Proxy mode: ${PROXY_MODES.join(", ")}.`),
+  flag("proxy-mode", "enum", C, "iptables", "mode", { values: modes },
+    `Proxy mode: ${modes.join(", ")}.`),
   flag("rendered", "bool", "meta", "false", [],
     "trace: follow the mode's rendering of the state instead of the kernel's rules (no root)."),
   flag("show-hidden-metrics-for-version", "string", C, "", "showHiddenMetricsForVersion",
@@ -249,14 +234,48 @@ export const FLAGS: readonly FlagSpec[] = [
   flag("write-config-to", "string", "meta", "", [],
     "Write the resulting configuration as YAML to this file and exit."),
 ];
+}
 
-/** Flags by long name. */
-export const FLAGS_BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));
+/** Every flag, sorted by name as `--help` prints them, with lookups by name and shorthand. */
+export interface FlagTable {
+  readonly flags: readonly FlagSpec[];
+  readonly byName: ReadonlyMap<string, FlagSpec>;
+  readonly byShorthand: ReadonlyMap<string, FlagSpec>;
+}
 
-/** Flags by one-letter shorthand. */
-export const FLAGS_BY_SHORTHAND: ReadonlyMap<string, FlagSpec> = new Map(
-  FLAGS.filter((f) => f.shorthand !== undefined).map((f) => [f.shorthand!, f]),
-);
+const TABLES = new WeakMap<ModeConfigSections, FlagTable>();
+
+/**
+ * The flag table for `modeSections`: the mode-neutral flags and each section's own, each shared
+ * flag carrying every section's target. Built once per set of sections.
+ */
+export function flagTable(modeSections: ModeConfigSections): FlagTable {
+  const known = TABLES.get(modeSections);
+  if (known !== undefined) return known;
+  const modes = modeNames(modeSections);
+  const byName = new Map<string, FlagSpec>();
+  for (const spec of [...modeNeutralFlags(modes), ...modes.flatMap((m) => modeSections[m].flags)]) {
+    if (byName.has(spec.name)) throw new Error(`Flag "--${spec.name}" is declared twice`);
+    byName.set(spec.name, spec);
+  }
+  for (const mode of modes) {
+    for (const [name, target] of Object.entries(modeSections[mode].sharedFlagTargets ?? {})) {
+      const spec = byName.get(name);
+      if (spec === undefined) throw new Error(`Mode ${mode} shares unknown flag "--${name}"`);
+      byName.set(name, { ...spec, targets: [...spec.targets, target] });
+    }
+  }
+  const flags = [...byName.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const table: FlagTable = {
+    flags,
+    byName: new Map(flags.map((f) => [f.name, f])),
+    byShorthand: new Map(
+      flags.filter((f) => f.shorthand !== undefined).map((f) => [f.shorthand!, f]),
+    ),
+  };
+  TABLES.set(modeSections, table);
+  return table;
+}
 
 /** Stores a flag's parsed value into the configuration; a map flag adds to the existing map. */
 export function applyFlag(config: ProxyConfig, spec: FlagSpec, value: FlagValue): void {

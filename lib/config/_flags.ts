@@ -6,7 +6,7 @@
  */
 import { canonicalIP, ipFamily, joinHostPort } from "../net/mod.ts";
 import { parseDuration } from "./duration.ts";
-import { FLAGS_BY_NAME, FLAGS_BY_SHORTHAND, type FlagSpec, type FlagValue } from "./_flag_table.ts";
+import type { FlagSpec, FlagTable, FlagValue } from "./_flag_table.ts";
 import { ConfigError, type VModuleItem } from "./types.ts";
 
 /** The flags given on a command line, by long name, and the positional arguments. */
@@ -143,7 +143,7 @@ function store(values: Map<string, FlagValue>, spec: FlagSpec, value: FlagValue)
 }
 
 /** Parses `args` against the flag table. Throws ConfigError naming the flag on any problem. */
-export function parseFlags(args: readonly string[]): ParsedFlags {
+export function parseFlags(args: readonly string[], table: FlagTable): ParsedFlags {
   const values = new Map<string, FlagValue>();
   const texts = new Map<string, string>();
   const positionals: string[] = [];
@@ -167,12 +167,12 @@ export function parseFlags(args: readonly string[]): ParsedFlags {
       // Upstream normalises "_" to "-" in flag names (--iptables_sync_period works).
       name = (eq === -1 ? body : body.slice(0, eq)).replaceAll("_", "-");
       inline = eq === -1 ? undefined : body.slice(eq + 1);
-      spec = FLAGS_BY_NAME.get(name);
+      spec = table.byName.get(name);
     } else {
       name = body.slice(0, 1);
       const rest = body.slice(1);
       inline = rest === "" ? undefined : rest.startsWith("=") ? rest.slice(1) : rest;
-      spec = FLAGS_BY_SHORTHAND.get(name);
+      spec = table.byShorthand.get(name);
       if (spec?.kind === "bool" && inline !== undefined && !rest.startsWith("=")) spec = undefined;
     }
     const shown = long ? `--${name}` : `-${name}`;

@@ -11,7 +11,13 @@ import {
   defaultConfig,
   resolveModeFields,
 } from "./defaults.ts";
-import { applyFlag, type FlagGroup, FLAGS, type FlagValue } from "./_flag_table.ts";
+import {
+  applyFlag,
+  type FlagGroup,
+  type FlagTable,
+  flagTable,
+  type FlagValue,
+} from "./_flag_table.ts";
 import { parseFlags } from "./_flags.ts";
 import { type Command, type CommandLine, ConfigError, type ProxyConfig } from "./types.ts";
 import type { ModeSectionsOptions, ValidationIssue } from "./mode_section.ts";
@@ -28,11 +34,12 @@ export interface ParseCommandLineOptions extends ModeSectionsOptions {
 }
 
 function applyFlags(
+  table: FlagTable,
   config: ProxyConfig,
   values: ReadonlyMap<string, FlagValue>,
   groups: readonly FlagGroup[],
 ): void {
-  for (const spec of FLAGS) {
+  for (const spec of table.flags) {
     const value = values.get(spec.name);
     if (value !== undefined && groups.includes(spec.group)) applyFlag(config, spec, value);
   }
@@ -103,7 +110,8 @@ export function parseCommandLine(
 ): CommandLine {
   const readTextFile = options.readTextFile ?? Deno.readTextFileSync;
   const hostname = options.hostname ?? Deno.hostname;
-  const { values, texts, positionals } = parseFlags(args);
+  const table = flagTable(options.modeSections);
+  const { values, texts, positionals } = parseFlags(args, table);
 
   let subcommand: "render" | "trace" | null = null;
   for (const arg of positionals) {
@@ -132,10 +140,10 @@ export function parseCommandLine(
   let config: ProxyConfig;
   if (configFile !== "") {
     config = readConfigFile(configFile, readTextFile, options);
-    applyFlags(config, values, ["logging", "always"]);
+    applyFlags(table, config, values, ["logging", "always"]);
   } else {
     config = defaultConfig(options);
-    applyFlags(config, values, ["config", "logging", "always"]);
+    applyFlags(table, config, values, ["config", "logging", "always"]);
     const healthzPort = values.get("healthz-port") as number | undefined;
     const metricsPort = values.get("metrics-port") as number | undefined;
     config.healthzBindAddress = healthzPort === 0

@@ -11,7 +11,7 @@ import type { ModeSectionsOptions } from "./mode_section.ts";
 import {
   CONFIG_API_VERSION,
   CONFIG_KIND,
-  CONFIG_SCHEMA,
+  configSchema,
   type FieldSpec,
   isSection,
   type Schema,
@@ -196,7 +196,7 @@ export function decodeConfigFile(
   config.bindAddress = "";
   config.healthzBindAddress = "";
   config.metricsBindAddress = "";
-  decodeMapping(config, fields, CONFIG_SCHEMA, "", where);
+  decodeMapping(config, fields, configSchema(options.modeSections), "", where);
   defaultBindAddresses(config);
   resolveModeFields(config, options);
   return config;

@@ -4,12 +4,13 @@ import { formatDuration } from "./duration.ts";
 import {
   CONFIG_API_VERSION,
   CONFIG_KIND,
-  CONFIG_SCHEMA,
+  configSchema,
   type FieldSpec,
   getPath,
   isSection,
   type Schema,
 } from "./schema.ts";
+import type { ModeSectionsOptions } from "./mode_section.ts";
 import type { ProxyConfig, VModuleItem } from "./types.ts";
 
 function encodeField(spec: FieldSpec, value: unknown): unknown {
@@ -57,13 +58,14 @@ function encodeSection(config: ProxyConfig, schema: Schema): Record<string, unkn
 /**
  * The configuration as v1alpha1 YAML with Go duration strings and keys sorted as upstream writes
  * them. Our additions (manifests, node IPs, master) are not part of the file format and are left
- * out; the output decodes back to the same configuration.
+ * out; the output decodes back to the same configuration. Each mode's section is written as
+ * `options.modeSections` declares its fields.
  */
-export function configToYaml(config: ProxyConfig): string {
+export function configToYaml(config: ProxyConfig, options: ModeSectionsOptions): string {
   const doc = {
     apiVersion: CONFIG_API_VERSION,
     kind: CONFIG_KIND,
-    ...encodeSection(config, CONFIG_SCHEMA),
+    ...encodeSection(config, configSchema(options.modeSections)),
   };
   return stringify(doc, { sortMapEntries: true, lineWidth: 0 });
 }

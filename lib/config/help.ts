@@ -1,6 +1,7 @@
 /** `--help` and `--version` output. */
 import { featureGateHelpLines } from "./feature_gates.ts";
-import { FLAGS } from "./_flag_table.ts";
+import { flagTable } from "./_flag_table.ts";
+import { modeNames, type ModeSectionsOptions } from "./mode_section.ts";
 
 /**
  * The version `--version` prints: the upstream kube-proxy release whose behaviour we match, then
@@ -8,9 +9,12 @@ import { FLAGS } from "./_flag_table.ts";
  */
 export const VERSION = "v1.34.0-deno.0.1.0";
 
-/** The text `--help` prints: usage, then every flag with its type, description and default. */
-export function helpText(): string {
-  const rows = FLAGS.map((f) => {
+/**
+ * The text `--help` prints: usage, then every flag (the mode-neutral ones and each mode's) with
+ * its type, description and default.
+ */
+export function helpText(options: ModeSectionsOptions): string {
+  const rows = flagTable(options.modeSections).flags.map((f) => {
     const names = f.shorthand !== undefined && f.shorthand !== f.name
       ? `-${f.shorthand}, --${f.name}`
       : f.name.length === 1
@@ -28,7 +32,9 @@ export function helpText(): string {
     return [line, ...featureGateHelpLines().map((g) => `  ${" ".repeat(width)}  ${g}`)];
   });
   return [
-    "deno-kube-proxy: a kube-proxy compatible Service proxy (iptables, ipvs, nftables).",
+    `deno-kube-proxy: a kube-proxy compatible Service proxy (${
+      modeNames(options.modeSections).join(", ")
+    }).`,
     "",
     "Usage:",
     "  deno-kube-proxy [flags]          run the proxy",

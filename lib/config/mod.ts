@@ -18,7 +18,8 @@ export type {
   ModeSectionsOptions,
   ValidationIssue,
 } from "./mode_section.ts";
-export { PROXY_MODES } from "./schema.ts";
+export { fieldSpec, type Schema } from "./schema.ts";
+export { type FlagSpec, flagSpec } from "./_flag_table.ts";
 export {
   ConfigError,
   type ConntrackConfig,

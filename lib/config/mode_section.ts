@@ -1,9 +1,11 @@
 /**
- * What lib/config needs of each proxy mode's config section: its defaults, its start-up
- * defaulting and its checks. The modes import lib/config, so lib/config cannot import them back:
+ * What lib/config needs of each proxy mode's config section: its file fields, its flags, its
+ * defaults, its start-up defaulting and its checks. The modes import lib/config, so lib/config cannot import them back:
  * each mode folder implements its section (lib/backends/<mode>/config_section.ts) and the mode
  * registry hands the set to lib/config through options (main.ts wires it).
  */
+import type { FlagSpec } from "./_flag_table.ts";
+import type { Schema } from "./schema.ts";
 import type { ProxyConfig, ProxyModeName } from "./types.ts";
 
 /**
@@ -26,6 +28,15 @@ export interface ModeConfigSection<M extends ProxyModeName> {
    * nftables mode shares iptables' flags, as upstream.
    */
   readonly flagPrefix: string;
+  /** The section's fields in the config file, under the mode's name (`${mode}:`). */
+  readonly schema: Schema;
+  /** The flags that set only this section (`--help` sorts them among the others by name). */
+  readonly flags: readonly FlagSpec[];
+  /**
+   * Flags declared elsewhere that also set one of this section's fields: flag name to the
+   * ProxyConfig path it sets here (nftables mode takes iptables' sync period flags, as upstream).
+   */
+  readonly sharedFlagTargets?: Readonly<Record<string, string>>;
   /** A fresh copy of the section's defaults, as upstream's SetDefaults leaves them. */
   defaults(): ProxyConfig[M];
   /**
@@ -42,6 +53,11 @@ export interface ModeConfigSection<M extends ProxyModeName> {
 
 /** Every mode's config section, by mode name: what the mode registry supplies. */
 export type ModeConfigSections = { readonly [M in ProxyModeName]: ModeConfigSection<M> };
+
+/** The mode names of `modeSections`, in the registry's order: what `--proxy-mode` accepts. */
+export function modeNames(modeSections: ModeConfigSections): readonly ProxyModeName[] {
+  return Object.keys(modeSections) as ProxyModeName[];
+}
 
 /** What builds a configuration needs: each mode's config section, from the mode registry. */
 export interface ModeSectionsOptions {

@@ -1,21 +1,15 @@
 /**
  * The v1alpha1 KubeProxyConfiguration field set (as of Kubernetes 1.34), as data: each YAML key,
  * its type, and where it lives in ProxyConfig. The strict decoder and the YAML writer both walk
- * this one table, so they cannot disagree.
+ * this one table, so they cannot disagree. Each mode's section comes from its ModeConfigSection.
  */
-import type { ProxyModeName } from "./types.ts";
+import { type ModeConfigSections, modeNames } from "./mode_section.ts";
 
 /** The group/version a config file must declare. */
 export const CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
 /** The kind a config file must declare. */
 export const CONFIG_KIND = "KubeProxyConfiguration";
 
-/** Proxy modes a Linux kube-proxy accepts. */
-export const PROXY_MODES = [
-  "iptables",
-  "ipvs",
-  "nftables",
-] as const satisfies readonly ProxyModeName[];
 /** Local traffic detectors upstream supports. */
 export const LOCAL_MODES = [
   "ClusterCIDR",
@@ -63,9 +57,16 @@ export interface SectionSpec {
 /** Keys of one YAML mapping and what each holds. */
 export type Schema = Readonly<Record<string, FieldSpec | SectionSpec>>;
 
-function f(kind: FieldKind, target: string, extra: Partial<FieldSpec> = {}): FieldSpec {
+/** One leaf field: its kind, its dotted ProxyConfig path and its options. */
+export function fieldSpec(
+  kind: FieldKind,
+  target: string,
+  extra: Partial<FieldSpec> = {},
+): FieldSpec {
   return { kind, target: target.split("."), ...extra };
 }
+
+const f = fieldSpec;
 
 const ZERO = { zeroMeansDefault: true } as const;
 
@@ -78,8 +79,7 @@ function formatOptions(prefix: string): SectionSpec {
   };
 }
 
-/** Every field of a v1alpha1 KubeProxyConfiguration except apiVersion and kind. */
-export const CONFIG_SCHEMA: Schema = {
+const FIELDS_BEFORE_MODE: Schema = {
   featureGates: f("boolMap", "featureGates", { omitEmpty: true }),
   clientConnection: {
     section: {
@@ -111,36 +111,9 @@ export const CONFIG_SCHEMA: Schema = {
   bindAddressHardFail: f("bool", "bindAddressHardFail"),
   enableProfiling: f("bool", "enableProfiling"),
   showHiddenMetricsForVersion: f("string", "showHiddenMetricsForVersion"),
-  mode: f("enum", "mode", { ...ZERO, values: PROXY_MODES }),
-  iptables: {
-    section: {
-      masqueradeBit: f("int32", "iptables.masqueradeBit"),
-      masqueradeAll: f("bool", "iptables.masqueradeAll"),
-      localhostNodePorts: f("bool", "iptables.localhostNodePorts"),
-      syncPeriod: f("duration", "iptables.syncPeriodMs", ZERO),
-      minSyncPeriod: f("duration", "iptables.minSyncPeriodMs", ZERO),
-    },
-  },
-  ipvs: {
-    section: {
-      syncPeriod: f("duration", "ipvs.syncPeriodMs", ZERO),
-      minSyncPeriod: f("duration", "ipvs.minSyncPeriodMs"),
-      scheduler: f("string", "ipvs.scheduler"),
-      excludeCIDRs: f("stringList", "ipvs.excludeCIDRs"),
-      strictARP: f("bool", "ipvs.strictARP"),
-      tcpTimeout: f("duration", "ipvs.tcpTimeoutMs"),
-      tcpFinTimeout: f("duration", "ipvs.tcpFinTimeoutMs"),
-      udpTimeout: f("duration", "ipvs.udpTimeoutMs"),
-    },
-  },
-  nftables: {
-    section: {
-      masqueradeBit: f("int32", "nftables.masqueradeBit"),
-      masqueradeAll: f("bool", "nftables.masqueradeAll"),
-      syncPeriod: f("duration", "nftables.syncPeriodMs", ZERO),
-      minSyncPeriod: f("duration", "nftables.minSyncPeriodMs", ZERO),
-    },
-  },
+};
+
+const FIELDS_AFTER_MODE_SECTIONS: Schema = {
   winkernel: {
     section: {
       networkName: f("string", "winkernel.networkName"),
@@ -175,6 +148,23 @@ export const CONFIG_SCHEMA: Schema = {
   portRange: f("string", "portRange"),
   windowsRunAsService: f("bool", "windowsRunAsService", { omitEmpty: true }),
 };
+
+/**
+ * Every field of a v1alpha1 KubeProxyConfiguration except apiVersion and kind: the mode-neutral
+ * fields, `mode` naming one of `modeSections`, and each mode's section under its name.
+ */
+export function configSchema(modeSections: ModeConfigSections): Schema {
+  const sections: Record<string, SectionSpec> = {};
+  for (const mode of modeNames(modeSections)) {
+    sections[mode] = { section: modeSections[mode].schema };
+  }
+  return {
+    ...FIELDS_BEFORE_MODE,
+    mode: f("enum", "mode", { ...ZERO, values: modeNames(modeSections) }),
+    ...sections,
+    ...FIELDS_AFTER_MODE_SECTIONS,
+  };
+}
 
 /** True when a schema entry is a nested section rather than a leaf field. */
 export function isSection(spec: FieldSpec | SectionSpec): spec is SectionSpec {

@@ -10,7 +10,6 @@ import {
 } from "../../lib/backends/mod.ts";
 import { PROXY_MODE_NAMES } from "../../lib/backends/modes.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
-import { PROXY_MODES as PROXY_MODES_OF_THE_CONFIG } from "../../lib/config/schema.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../lib/exec/mod.ts";
 import { createMemoryLogger, silentLogger } from "../../lib/log/mod.ts";
 import { fakeNode, seedEveryMode } from "../support/fake_node.ts";
@@ -23,7 +22,7 @@ const context = (runner: CommandRunner) => ({
 });
 
 Deno.test("loadMode() loads every --proxy-mode, each under its own name", async () => {
-  assert.deepEqual([...PROXY_MODE_NAMES].sort(), [...PROXY_MODES_OF_THE_CONFIG].sort());
+  assert.deepEqual([...PROXY_MODE_NAMES].sort(), Object.keys(MODE_CONFIG_SECTIONS).sort());
   for (const name of PROXY_MODE_NAMES) assert.equal((await loadMode(name)).name, name);
   assert.equal((await loadMode("iptables")).startMessage, "Using iptables proxy");
   assert.equal((await loadMode("ipvs")).startMessage, "Using ipvs proxy");

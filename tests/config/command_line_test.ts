@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { ConfigError, parseCommandLine, type ProxyConfig } from "../../lib/config/mod.ts";
 import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import { type CommandLine } from "../../lib/config/types.ts";
-import { FLAGS } from "../../lib/config/_flag_table.ts";
+import { flagTable } from "../../lib/config/_flag_table.ts";
 import { TRACE_FLAGS } from "../../lib/config/_trace_args.ts";
+
+const FLAGS = flagTable(MODE_CONFIG_SECTIONS).flags;
 
 const hostname = () => "Node-A";
 

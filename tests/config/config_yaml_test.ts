@@ -16,7 +16,11 @@ function fileFields(c: ProxyConfig): Omit<ProxyConfig, "master" | "manifests" | 
 }
 
 Deno.test("configToYaml() writes the defaults as upstream's v1alpha1 file does", () => {
-  const doc = parse(configToYaml(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS })));
+  const doc = parse(
+    configToYaml(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }), {
+      modeSections: MODE_CONFIG_SECTIONS,
+    }),
+  );
   assert.equal(doc.apiVersion, "kubeproxy.config.k8s.io/v1alpha1");
   assert.equal(doc.kind, "KubeProxyConfiguration");
   assert.equal(doc.mode, "iptables");
@@ -41,7 +45,11 @@ Deno.test("configToYaml() writes the defaults as upstream's v1alpha1 file does",
 
 Deno.test("configToYaml() sorts keys as upstream's writer does", () => {
   const keys = Object.keys(
-    parse(configToYaml(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }))),
+    parse(
+      configToYaml(defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }), {
+        modeSections: MODE_CONFIG_SECTIONS,
+      }),
+    ),
   );
   assert.deepEqual(keys, [...keys].sort());
 });
@@ -63,10 +71,10 @@ Deno.test("configToYaml() output decodes back to the same configuration", () => 
     "--logging-format=json",
     "-v=7",
   ], { modeSections: MODE_CONFIG_SECTIONS, hostname: () => "h" });
-  const yaml = configToYaml(config);
+  const yaml = configToYaml(config, { modeSections: MODE_CONFIG_SECTIONS });
   const again = decodeConfigFile(yaml, "/tmp/written.yaml", { modeSections: MODE_CONFIG_SECTIONS });
   assert.deepEqual(fileFields(again), fileFields(config));
-  assert.equal(configToYaml(again), yaml);
+  assert.equal(configToYaml(again, { modeSections: MODE_CONFIG_SECTIONS }), yaml);
 });
 
 Deno.test("configToYaml() round-trips a --write-config-to run with its unset node name", () => {
@@ -75,13 +83,13 @@ Deno.test("configToYaml() round-trips a --write-config-to run with its unset nod
     hostname: () => "h",
   });
   assert.equal(cl.command, "write-config");
-  const doc = parse(configToYaml(cl.config));
+  const doc = parse(configToYaml(cl.config, { modeSections: MODE_CONFIG_SECTIONS }));
   assert.equal(doc.hostnameOverride, "");
   assert.deepEqual(doc.nodePortAddresses, ["primary"]);
   const again = parseCommandLine(["--config=/tmp/out.yaml"], {
     modeSections: MODE_CONFIG_SECTIONS,
     hostname: () => "h",
-    readTextFile: () => configToYaml(cl.config),
+    readTextFile: () => configToYaml(cl.config, { modeSections: MODE_CONFIG_SECTIONS }),
   });
   assert.equal(again.config.mode, "nftables");
   assert.equal(again.config.hostnameOverride, "h");

@@ -13,10 +13,12 @@ import { iptablesRenderOptions } from "../../lib/backends/iptables/render_option
 import { ipvsModeOptions } from "../../lib/backends/ipvs/ipvs_options.ts";
 import { ConfigError, featureEnabled, parseCommandLine } from "../../lib/config/mod.ts";
 import { type CommandLine } from "../../lib/config/types.ts";
-import { FLAGS } from "../../lib/config/_flag_table.ts";
+import { flagTable } from "../../lib/config/_flag_table.ts";
 import { conntrackKnobs } from "../../lib/conntrack/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { createProxyTracker } from "../../lib/proxy/mod.ts";
+
+const FLAGS = flagTable(MODE_CONFIG_SECTIONS).flags;
 
 const parse = (args: string[], files: Record<string, string> = {}): CommandLine =>
   parseCommandLine(args, {

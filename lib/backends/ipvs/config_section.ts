@@ -4,11 +4,16 @@
  */
 import {
   DEFAULT_SYNC_PERIOD_MS,
+  fieldSpec as f,
+  flagSpec as flag,
   formatDuration,
   type ModeConfigSection,
   type ValidationIssue,
 } from "../../config/mod.ts";
 import { parseCIDR } from "../../net/mod.ts";
+
+const C = "config" as const;
+const ZERO = { zeroMeansDefault: true } as const;
 
 /** IPVS schedulers upstream accepts ("" means the default, rr). */
 export const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq"];
@@ -20,6 +25,35 @@ export const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh",
  */
 export const ipvsConfigSection: ModeConfigSection<"ipvs"> = {
   flagPrefix: "--ipvs",
+  schema: {
+    syncPeriod: f("duration", "ipvs.syncPeriodMs", ZERO),
+    minSyncPeriod: f("duration", "ipvs.minSyncPeriodMs"),
+    scheduler: f("string", "ipvs.scheduler"),
+    excludeCIDRs: f("stringList", "ipvs.excludeCIDRs"),
+    strictARP: f("bool", "ipvs.strictARP"),
+    tcpTimeout: f("duration", "ipvs.tcpTimeoutMs"),
+    tcpFinTimeout: f("duration", "ipvs.tcpFinTimeoutMs"),
+    udpTimeout: f("duration", "ipvs.udpTimeoutMs"),
+  },
+  // deno-fmt-ignore
+  flags: [
+    flag("ipvs-exclude-cidrs", "list", C, "", "ipvs.excludeCIDRs",
+      "Comma-separated CIDRs whose IPVS rules cleanup leaves alone."),
+    flag("ipvs-min-sync-period", "duration", C, "0s", "ipvs.minSyncPeriodMs",
+      "Least time between rule syncs in ipvs mode (0 syncs on every change)."),
+    flag("ipvs-scheduler", "string", C, "", "ipvs.scheduler",
+      "IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq); empty means rr."),
+    flag("ipvs-strict-arp", "bool", C, "false", "ipvs.strictARP",
+      "Set arp_ignore=1 and arp_announce=2 so kube-ipvs0 addresses are not announced."),
+    flag("ipvs-sync-period", "duration", C, "30s", "ipvs.syncPeriodMs",
+      "Most time between full rule syncs in ipvs mode; greater than 0."),
+    flag("ipvs-tcp-timeout", "duration", C, "0s", "ipvs.tcpTimeoutMs",
+      "IPVS timeout of idle TCP connections (0 leaves it as is)."),
+    flag("ipvs-tcpfin-timeout", "duration", C, "0s", "ipvs.tcpFinTimeoutMs",
+      "IPVS timeout of TCP connections after a FIN (0 leaves it as is)."),
+    flag("ipvs-udp-timeout", "duration", C, "0s", "ipvs.udpTimeoutMs",
+      "IPVS timeout of UDP flows (0 leaves it as is)."),
+  ],
   defaults: () => ({
     syncPeriodMs: DEFAULT_SYNC_PERIOD_MS,
     minSyncPeriodMs: 0,

@@ -6,9 +6,12 @@
 import {
   DEFAULT_MIN_SYNC_PERIOD_MS,
   DEFAULT_SYNC_PERIOD_MS,
+  fieldSpec as f,
   type ModeConfigSection,
   type ValidationIssue,
 } from "../../config/mod.ts";
+
+const ZERO = { zeroMeansDefault: true } as const;
 
 /**
  * The nftables section: its sync periods are set by the `--iptables-*` flags, as upstream; its
@@ -16,6 +19,18 @@ import {
  */
 export const nftablesConfigSection: ModeConfigSection<"nftables"> = {
   flagPrefix: "--iptables",
+  schema: {
+    masqueradeBit: f("int32", "nftables.masqueradeBit"),
+    masqueradeAll: f("bool", "nftables.masqueradeAll"),
+    syncPeriod: f("duration", "nftables.syncPeriodMs", ZERO),
+    minSyncPeriod: f("duration", "nftables.minSyncPeriodMs", ZERO),
+  },
+  flags: [],
+  sharedFlagTargets: {
+    "iptables-min-sync-period": "nftables.minSyncPeriodMs",
+    "iptables-sync-period": "nftables.syncPeriodMs",
+    "masquerade-all": "nftables.masqueradeAll",
+  },
   defaults: () => ({
     masqueradeBit: 14,
     masqueradeAll: false,
