@@ -10,6 +10,7 @@
  * ClusterIP 172.30.0.10:80 -> 10.0.1.2:8080.
  */
 import assert from "node:assert/strict";
+import { KUBELET_OWNED_CHAINS } from "../../lib/backends/iptables/mod.ts";
 import {
   GUEST_HOSTNAME,
   startSystemdGuest,
@@ -174,7 +175,6 @@ async function requestClusterIP(guest: SystemdGuest): Promise<string> {
 }
 
 /** kubelet's iptables chains: a cleanup of kube-proxy's rules leaves them. */
-const KUBELET_CHAINS = new Set(["KUBE-FIREWALL", "KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY"]);
 
 /** The pod's answer: its name and the client pod's own address (not masqueraded). */
 const ECHO = "pod-a 10.0.2.2";
@@ -304,7 +304,7 @@ ${CLIENT_REQUEST}`,
         // cleanup leaves them.
         const left = new Set(saved.match(/KUBE-[A-Z0-9-]+/g) ?? []);
         for (const chain of left) {
-          assert.ok(KUBELET_CHAINS.has(chain), `"${chain}" is left\n${saved}`);
+          assert.ok(KUBELET_OWNED_CHAINS.has(chain), `"${chain}" is left\n${saved}`);
         }
         const request = await sh(guest, CLIENT_REQUEST);
         assert.notEqual(request.code, 0, `the ClusterIP still answers: ${request.stdout}`);

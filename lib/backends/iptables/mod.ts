@@ -10,6 +10,7 @@ export {
   IPTABLES_MODE_CHAINS,
   isCleanupChain,
   type KeptIptablesState,
+  KUBELET_OWNED_CHAINS,
 } from "./cleanup.ts";
 export {
   detectIptablesFlavour,

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { scaledMs, type SpawnedProcess, type Topology } from "../../../scripts/netns/mod.ts";
 import { leftoverModes, type ProxyModeName } from "../../../lib/backends/mod.ts";
+import { KUBELET_OWNED_CHAINS } from "../../../lib/backends/iptables/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./cluster_objects.ts";
 import { eventually, type ManifestDir, runProxyOnce, startProxy } from "./proxy_process.ts";
 import { countTraffic, type TrafficCounts, type TrafficReport } from "./switch_traffic.ts";
@@ -57,9 +58,6 @@ export async function applyUpstreamRules(topo: Topology, dir: ManifestDir): Prom
   await mustExec(topo, "iptables-legacy-restore", ["--noflush", "-w", "5"], render.stdout);
 }
 
-/** Chain names kubelet owns, which no mode's cleanup removes. */
-const KUBELET_CHAINS = /^KUBE-(IPTABLES-HINT|KUBELET-CANARY|FIREWALL)$/;
-
 /** Our iptables chains in these flavours, as "flavour table chain" (kubelet's left out). */
 export async function iptablesChains(
   topo: Topology,
@@ -71,7 +69,7 @@ export async function iptablesChains(
     for (const line of (await mustExec(topo, `iptables-${flavour}-save`, [])).split("\n")) {
       if (line.startsWith("*")) table = line.slice(1);
       const chain = /^:(KUBE-\S+)/.exec(line)?.[1];
-      if (chain && !KUBELET_CHAINS.test(chain)) found.push(`${flavour} ${table} ${chain}`);
+      if (chain && !KUBELET_OWNED_CHAINS.has(chain)) found.push(`${flavour} ${table} ${chain}`);
     }
   }
   return found;
