@@ -148,14 +148,15 @@ export function createConntrackReconciler(opts: ConntrackReconcilerOptions): Con
       retry.add(family);
     } else retry.delete(family);
     if (deleted > 0) metrics?.deleted(family, deleted);
-    metrics?.observeDuration(family, (now() - started) / 1000);
+    const seconds = (now() - started) / 1000;
+    metrics?.observeDuration(family, seconds);
     const msg = deleted > 0 ? "Deleted stale conntrack entries" : "Reconciled conntrack entries";
     logger.debug(deleted > 0 ? 2 : 4, msg, {
       family,
       listed,
       stale,
       deleted,
-      elapsed: `${((now() - started) / 1000).toFixed(3)}s`,
+      elapsed: `${seconds.toFixed(3)}s`,
     });
     return { skipped: false, listed, stale, deleted, failed };
   };
