@@ -3,7 +3,7 @@
  * from Debian's kernel (scripts/ipvs_vm) runs every `tests/ipvs_guest/*_guest.ts` file in one
  * `deno test` inside it, with the host's files shared read-only. A missing qemu or kernel
  * package fails this test; it never skips. `IPVS_GUEST_FILES` (comma-separated file names, such
- * as `mode_switch_guest.ts`) runs only those files, to iterate on one; unset, every file runs.
+ * as `image_guest.ts`) runs only those files, to iterate on one; unset, every file runs.
  */
 import assert from "node:assert/strict";
 import { startIpvsGuest } from "../../scripts/ipvs_vm/mod.ts";
@@ -20,7 +20,7 @@ const SUITE_TIMEOUT_MS = 13 * 60_000;
 const encoder = new TextEncoder();
 /**
  * nftables mode's expressions beyond GUEST_MODULES (reject, fib and numgen in ip/ip6 tables),
- * for the mode switches between nftables and IPVS mode in mode_switch_guest.ts.
+ * so nftables mode runs in the guest too (switches between nftables and IPVS mode).
  */
 const NFTABLES_MODE_MODULES = [
   "nft_reject_ipv4",
