@@ -90,8 +90,15 @@ Deno.test("e2e [nftables]: a failed nft -f leaves the previous table serving, is
         await eventually("both pods to answer", 10_000, async () => {
           return (await answering(topo)).join() === "pod-a,pod-b";
         });
-        const fullAfter = (topo.logs().match(FULL_SYNC) ?? []).length;
-        assert.ok(fullAfter > fullBefore, `a full sync after the failure:\n${topo.logs()}`);
+        // The sync's log line comes after its nft -f has applied, so traffic can follow first.
+        const fullSyncs = () => (topo.logs().match(FULL_SYNC) ?? []).length;
+        await eventually(
+          "the full sync's log line",
+          5_000,
+          () => Promise.resolve(fullSyncs() > fullBefore),
+        )
+          .catch(() => {});
+        assert.ok(fullSyncs() > fullBefore, `a full sync after the failure:\n${topo.logs()}`);
         assert.match(topo.logs(), /nftables sync failed/);
       },
     );
