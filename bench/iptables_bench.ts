@@ -21,12 +21,10 @@
  *
  * Needs root, iproute2 and iptables-legacy; namespaces `bn-*` are removed at exit.
  */
-import {
-  ChainNameCache,
-  createIptablesProxier,
-  type IptablesRenderOptions,
-  renderFullRestore,
-} from "../lib/backends/iptables/mod.ts";
+import { ChainNameCache } from "../lib/backends/iptables/chain_name_cache.ts";
+import { createIptablesProxier } from "../lib/backends/iptables/proxier.ts";
+import { type IptablesRenderOptions } from "../lib/backends/iptables/render_options.ts";
+import { renderFullRestore } from "../lib/backends/iptables/restore_payload.ts";
 import type { ProxyBackend } from "../lib/backends/mod.ts";
 import type { CommandRunner } from "../lib/exec/mod.ts";
 import type { ProxyState } from "../lib/proxy/mod.ts";

@@ -9,11 +9,8 @@
  * NFT_BENCH_SCALE (default 1) scales the service counts down for a quick check.
  * Needs root, iproute2 and nft; namespaces `knl-bench-*` are removed at exit.
  */
-import {
-  createNftablesProxier,
-  type NftablesProxier,
-  renderNftables,
-} from "../lib/backends/nftables/mod.ts";
+import { createNftablesProxier, type NftablesProxier } from "../lib/backends/nftables/proxier.ts";
+import { renderNftables } from "../lib/backends/nftables/render.ts";
 import { type CommandRunner, denoCommandRunner } from "../lib/exec/mod.ts";
 import { firstEndpointMoved, scaleState } from "./nftables_scale_state.ts";
 

@@ -3,13 +3,10 @@
  * needed): cold load of N services × M endpoints, then one endpoint replaced (partial
  * transaction from the table store). Usage: `deno run -A bench/nftables_layout.ts 10000 10`.
  */
-import {
-  createNftablesProxier,
-  fullTransaction,
-  newNftTableStore,
-  resolveNftRenderConfig,
-  updateNftTableStore,
-} from "../lib/backends/nftables/mod.ts";
+import { createNftablesProxier } from "../lib/backends/nftables/proxier.ts";
+import { fullTransaction } from "../lib/backends/nftables/transaction.ts";
+import { newNftTableStore, updateNftTableStore } from "../lib/backends/nftables/render.ts";
+import { resolveNftRenderConfig } from "../lib/backends/nftables/render_options.ts";
 import process from "node:process";
 import { type CommandRunner, denoCommandRunner } from "../lib/exec/mod.ts";
 import { firstEndpointMoved, scaleState } from "./nftables_scale_state.ts";

@@ -6,10 +6,11 @@
  * against the proxy's own save parser reading the same text. The text is rendered once, outside the timing. Pure: needs no root.
  */
 import { MODE_CONFIG_SECTIONS } from "../lib/backends/mod.ts";
-import { iptablesRenderOptions, renderFullRestore } from "../lib/backends/iptables/mod.ts";
+import { iptablesRenderOptions } from "../lib/backends/iptables/render_options.ts";
+import { renderFullRestore } from "../lib/backends/iptables/restore_payload.ts";
 import { defaultConfig } from "../lib/config/mod.ts";
 import { parseIptablesRules, parseIptablesSave } from "../lib/netfilter/mod.ts";
-import { iptablesTracer } from "../lib/backends/iptables/mod.ts";
+import { iptablesTracer } from "../lib/backends/iptables/tracer.ts";
 import { modelDecision, modelOptions } from "../lib/trace/mod.ts";
 import { familyPlan, generatePackets, generateState } from "../tests/support/trace_states.ts";
 

@@ -9,8 +9,8 @@
 import { MODE_CONFIG_SECTIONS } from "../lib/backends/mod.ts";
 import { defaultConfig } from "../lib/config/mod.ts";
 import { modelDecision, modelOptions } from "../lib/trace/mod.ts";
-import { ipvsTracer } from "../lib/backends/ipvs/mod.ts";
-import { nftablesTracer } from "../lib/backends/nftables/mod.ts";
+import { ipvsTracer } from "../lib/backends/ipvs/tracer.ts";
+import { nftablesTracer } from "../lib/backends/nftables/tracer.ts";
 import { familyPlan, generatePackets, generateState } from "../tests/support/trace_states.ts";
 
 const SIZE = 2000;

@@ -3,7 +3,7 @@
  * proxier is measured against, and the checks that a sync really landed. Runs in the guest's
  * root network namespace; it needs IPVS (fails loudly anywhere else).
  */
-import { KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/mod.ts";
+import { KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/cleanup.ts";
 import { type CommandInput, denoCommandRunner } from "../../lib/exec/mod.ts";
 
 /** The IPv4 iptables flavour the benchmarks use (the faster one, as bench/iptables_bench.ts). */

@@ -8,7 +8,7 @@
  * IPVS_BENCH_SCALE as in ipvs_sync_guest.ts (default 1: 10,000 services × 10 endpoints);
  * IPVS_PROFILE_MOVES one-endpoint syncs (default 2).
  */
-import { createIpvsProxier } from "../../lib/backends/ipvs/mod.ts";
+import { createIpvsProxier } from "../../lib/backends/ipvs/proxier.ts";
 import { type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
 import { firstEndpointMoved, scaleState } from "../nftables_scale_state.ts";
 import { requireIpvsKernel, resetIpvsNode } from "./ipvs_node.ts";

@@ -16,7 +16,8 @@
  * IPVS_BENCH_RUNS (default 2) is the iterations of each full-sync case; the one-endpoint
  * cases run at least 20 times (setup has already synced four times, so nothing runs cold).
  */
-import { createIpvsProxier, KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/mod.ts";
+import { createIpvsProxier } from "../../lib/backends/ipvs/proxier.ts";
+import { KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/cleanup.ts";
 import { type CommandInput, type CommandRunner, denoCommandRunner } from "../../lib/exec/mod.ts";
 import { firstEndpointMoved, scaleState } from "../nftables_scale_state.ts";
 import {

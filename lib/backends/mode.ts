@@ -1,8 +1,9 @@
 /**
  * What a proxy mode (iptables, ipvs, nftables) offers the app, `render` and `--cleanup`: the
- * only door through which anything outside lib/backends/<mode>/ reaches a mode.
+ * only door through which anything outside lib/backends/<mode>/ reaches a mode. Each mode's
+ * folder face exports one ProxyMode object; the rest of the mode is reached through it.
  */
-import type { ProxyConfig, ProxyModeName } from "../config/mod.ts";
+import type { ModeConfigSection, ProxyConfig, ProxyModeName } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { Registry } from "../metrics/mod.ts";
@@ -84,8 +85,6 @@ export interface ModeDefinition {
    * services), as text for `render`. Pure; throws ModeUnavailableError for bad settings.
    */
   render(config: ProxyConfig, states: readonly ProxyState[]): string;
-  /** Removes the mode's state from the node; absent state is success, failures throw. */
-  cleanup(runner: CommandRunner, logger: Logger): Promise<void>;
   /**
    * Registers the mode's own metrics on `registry`, as upstream's RegisterMetrics switches on
    * the mode. Each call of the result gives one family's backend its handles and makes that
@@ -95,4 +94,33 @@ export interface ModeDefinition {
   /** Follows a packet through the mode's rules, read from the kernel or rendered (`trace`). */
   // deno-lint-ignore no-explicit-any
   readonly tracer: ModeTracer<any>;
+}
+
+/** Removes a mode's state from the node; absent state is success, failures throw. */
+export type ModeCleanup = (runner: CommandRunner, logger: Logger) => Promise<void>;
+
+/**
+ * One proxy mode as the registry lists it: what its folder's face exports. Its name and config
+ * section come with it (every start validates the configuration before picking a mode); the
+ * mode itself and its cleanups load their modules on first use, so a node loads only the mode
+ * it runs and, for another mode's leftovers, only that mode's cleanup.
+ */
+export interface ProxyMode<M extends ProxyModeName = ProxyModeName> {
+  readonly name: M;
+  /** The mode's config section, which lib/config's parsing and validation take as options. */
+  readonly configSection: ModeConfigSection<M>;
+  /** The mode's backend, render, metrics and tracer. */
+  load(): Promise<ModeDefinition>;
+  /** Removes the mode's state from the node (`--cleanup`). */
+  readonly cleanup: ModeCleanup;
+  /**
+   * How starting this mode removes another mode's leftovers where that mode's cleanup would
+   * remove too much (IPVS mode keeps the iptables chains it shares with iptables mode).
+   */
+  readonly removesLeftoversOf?: Readonly<Partial<Record<ProxyModeName, ModeCleanup>>>;
+  /**
+   * How this mode's leftovers are removed when another mode starts, where its cleanup is not
+   * enough (IPVS mode hands the flows it carried over to the running mode first).
+   */
+  readonly leftoversWhen?: Readonly<Partial<Record<ProxyModeName, ModeCleanup>>>;
 }

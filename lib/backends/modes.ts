@@ -1,48 +1,39 @@
 /**
  * The one map of proxy modes, and which modes' leftovers each mode removes at start. Modes are
- * picked here by name, never registered by import side effects: one entry per mode, its folder's
- * face (lib/backends/<mode>/mod.ts) and the mode object it exports. A mode's module is loaded
- * only when that mode is asked for: a node runs one mode, so the other two (their renderers,
- * proxiers and parsers) stay unloaded; removing a mode's leftovers loads only that mode's
- * cleanup file, which is why the cleanup tables below name those files and not the faces. Each
- * mode's config section is a small file of its folder, loaded with the registry: every start
- * validates the configuration before any mode is loaded.
+ * picked here by name, never registered by import side effects: one entry per mode, the mode
+ * object its folder's face (lib/backends/<mode>/mod.ts) exports. A face carries the mode's
+ * name and config section and loads the rest on first use: a node runs one mode, so the other
+ * two (their renderers, proxiers and parsers) stay unloaded, and removing a mode's leftovers
+ * loads only that mode's cleanup. Every start validates the configuration, with every mode's
+ * config section, before any mode is loaded.
  */
 import type { ModeConfigSections } from "../config/mod.ts";
 import type { CommandRunner } from "../exec/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { iptablesConfigSection } from "./iptables/config_section.ts";
-import { ipvsConfigSection } from "./ipvs/config_section.ts";
-import type { ModeDefinition, ProxyModeName } from "./mode.ts";
-import { nftablesConfigSection } from "./nftables/config_section.ts";
+import { iptablesMode } from "./iptables/mod.ts";
+import { ipvsMode } from "./ipvs/mod.ts";
+import type { ModeCleanup, ModeDefinition, ProxyMode, ProxyModeName } from "./mode.ts";
+import { nftablesMode } from "./nftables/mod.ts";
 
-const MODE_MODULES: Readonly<Record<ProxyModeName, () => Promise<ModeDefinition>>> = {
-  iptables: async () => (await import("./iptables/mod.ts")).iptablesMode,
-  ipvs: async () => (await import("./ipvs/mod.ts")).ipvsMode,
-  nftables: async () => (await import("./nftables/mod.ts")).nftablesMode,
+const MODES: { readonly [M in ProxyModeName]: ProxyMode<M> } = {
+  iptables: iptablesMode,
+  ipvs: ipvsMode,
+  nftables: nftablesMode,
 };
 
 /** Each mode's config section, which lib/config's parsing and validation take as options. */
 export const MODE_CONFIG_SECTIONS: ModeConfigSections = {
-  iptables: iptablesConfigSection,
-  ipvs: ipvsConfigSection,
-  nftables: nftablesConfigSection,
+  iptables: MODES.iptables.configSection,
+  ipvs: MODES.ipvs.configSection,
+  nftables: MODES.nftables.configSection,
 };
 
 /** Every mode `--proxy-mode` can name: the registry's keys. */
-export const PROXY_MODE_NAMES = Object.keys(MODE_MODULES) as readonly ProxyModeName[];
-
-type Cleanup = ModeDefinition["cleanup"];
-
-const MODE_CLEANUPS: Readonly<Record<ProxyModeName, () => Promise<Cleanup>>> = {
-  iptables: async () => (await import("./iptables/cleanup.ts")).cleanupIptables,
-  ipvs: async () => (await import("./ipvs/cleanup.ts")).cleanupIpvs,
-  nftables: async () => (await import("./nftables/cleanup.ts")).cleanupNftables,
-};
+export const PROXY_MODE_NAMES = Object.keys(MODES) as readonly ProxyModeName[];
 
 /** The mode `--proxy-mode` names, its module loaded on first use. */
 export function loadMode(name: ProxyModeName): Promise<ModeDefinition> {
-  return MODE_MODULES[name]();
+  return MODES[name].load();
 }
 
 /**
@@ -52,29 +43,18 @@ export function loadMode(name: ProxyModeName): Promise<ModeDefinition> {
 export const CLEANUP_ORDER: readonly ProxyModeName[] = ["iptables", "nftables", "ipvs"];
 
 /**
- * How a running mode removes each other mode's leftovers. nftables mode removes iptables and
- * IPVS state, iptables and ipvs modes the nftables tables, as upstream 1.29+ does; unlike
- * upstream, iptables and ipvs modes also remove each other's state, keeping what both write
- * (IPVS mode programs iptables too: the shared top-level chains are rewritten whole by the
- * running mode's own restore). IPVS state goes only where IPVS mode made it, its flows handed
- * over first (lib/backends/ipvs/leftovers.ts).
+ * How `running` removes `other`'s leftovers. nftables mode removes iptables and IPVS state,
+ * iptables and ipvs modes the nftables tables, as upstream 1.29+ does; unlike upstream, iptables
+ * and ipvs modes also remove each other's state, keeping what both write (IPVS mode programs
+ * iptables too: the shared top-level chains are rewritten whole by the running mode's own
+ * restore). A mode's cleanup is the way unless the running mode says otherwise
+ * (removesLeftoversOf) or the other mode does (leftoversWhen): IPVS state goes only where IPVS
+ * mode made it, its flows handed over first (lib/backends/ipvs/leftovers.ts).
  */
-const LEFTOVER_CLEANUPS: Readonly<
-  Record<ProxyModeName, Partial<Record<ProxyModeName, () => Promise<Cleanup>>>>
-> = {
-  iptables: {
-    nftables: MODE_CLEANUPS.nftables,
-    ipvs: async () => (await import("./ipvs/leftovers.ts")).removeIpvsLeftoversForIptablesMode,
-  },
-  ipvs: {
-    iptables: async () => (await import("./ipvs/leftovers.ts")).removeIptablesLeftoversForIpvsMode,
-    nftables: MODE_CLEANUPS.nftables,
-  },
-  nftables: {
-    iptables: MODE_CLEANUPS.iptables,
-    ipvs: async () => (await import("./ipvs/leftovers.ts")).removeIpvsModeLeftovers,
-  },
-};
+function leftoverCleanup(running: ProxyModeName, other: ProxyModeName): ModeCleanup {
+  return MODES[running].removesLeftoversOf?.[other] ?? MODES[other].leftoversWhen?.[running] ??
+    MODES[other].cleanup;
+}
 
 /**
  * The modes whose leftovers starting in `mode` removes, in CLEANUP_ORDER: every other mode.
@@ -113,7 +93,7 @@ const LEFTOVER_CLEANUPS: Readonly<
  *   new entry; a TCP connection IPVS carried goes on only if that DNAT picks its endpoint.
  */
 export function leftoverModes(mode: ProxyModeName): ProxyModeName[] {
-  return CLEANUP_ORDER.filter((m) => LEFTOVER_CLEANUPS[mode][m] !== undefined);
+  return CLEANUP_ORDER.filter((m) => m !== mode);
 }
 
 /**
@@ -122,15 +102,14 @@ export function leftoverModes(mode: ProxyModeName): ProxyModeName[] {
  */
 async function runCleanups(
   names: readonly ProxyModeName[],
-  cleanupOf: (name: ProxyModeName) => Promise<Cleanup>,
+  cleanupOf: (name: ProxyModeName) => ModeCleanup,
   runner: CommandRunner,
   logger: Logger,
 ): Promise<ProxyModeName[]> {
   const failed: ProxyModeName[] = [];
   for (const name of names) {
     try {
-      const cleanup = await cleanupOf(name);
-      await cleanup(runner, logger);
+      await cleanupOf(name)(runner, logger);
       logger.debug(2, "Cleaned up leftover state", { mode: name });
     } catch (err) {
       logger.error("Error cleaning up leftover state", { mode: name, err });
@@ -151,7 +130,7 @@ export function removeLeftovers(
 ): Promise<ProxyModeName[]> {
   return runCleanups(
     leftoverModes(mode),
-    (name) => LEFTOVER_CLEANUPS[mode][name]!(),
+    (name) => leftoverCleanup(mode, name),
     runner,
     logger,
   );
@@ -167,5 +146,5 @@ export function cleanupModes(
   logger: Logger,
 ): Promise<ProxyModeName[]> {
   const names = CLEANUP_ORDER.filter((m) => modes.includes(m));
-  return runCleanups(names, (name) => MODE_CLEANUPS[name](), runner, logger);
+  return runCleanups(names, (name) => MODES[name].cleanup, runner, logger);
 }

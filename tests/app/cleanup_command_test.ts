@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { CommandFailure } from "../../lib/app/command_failure.ts";
 import { cleanupCommand } from "../../lib/app/commands.ts";
-import { KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/mod.ts";
+import { KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/cleanup.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { fakeNode, seedEveryMode as seed } from "../support/fake_node.ts";
 

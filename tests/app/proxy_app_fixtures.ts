@@ -2,17 +2,17 @@
  * The proxy app on a fake iptables and a fake clock, fed by hand the way a source would, plus
  * the one service (`demo/web`, 172.30.0.10:80 -> 8080) the lib/app tests program.
  */
-import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
+import { MODE_CONFIG_SECTIONS, type ProxyBackend } from "../../lib/backends/mod.ts";
 import { Registry } from "../../lib/metrics/prom.ts";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
 import { createStateIntake } from "../../lib/app/state_intake.ts";
-import { createIptablesProxier, iptablesRenderOptions } from "../../lib/backends/iptables/mod.ts";
-import type { ProxyBackend } from "../../lib/backends/mod.ts";
+import { createIptablesProxier } from "../../lib/backends/iptables/proxier.ts";
+import { iptablesRenderOptions } from "../../lib/backends/iptables/render_options.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
 import { createProxyMetrics } from "../../lib/metrics/mod.ts";
-import { iptablesMode } from "../../lib/backends/iptables/mod.ts";
+import { iptablesMode } from "../../lib/backends/iptables/mode.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import type { ObjectSink } from "../../lib/source/mod.ts";
 import { createFakeIptables } from "../support/fake_iptables.ts";

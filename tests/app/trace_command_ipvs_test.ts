@@ -8,7 +8,8 @@
 import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { traceCommand } from "../../lib/app/trace_command.ts";
-import { createIpvsProxier, ipvsModeOptions } from "../../lib/backends/ipvs/mod.ts";
+import { createIpvsProxier } from "../../lib/backends/ipvs/proxier.ts";
+import { ipvsModeOptions } from "../../lib/backends/ipvs/ipvs_options.ts";
 import { defaultConfig, type TraceRequest } from "../../lib/config/mod.ts";
 import type { CommandRunner } from "../../lib/exec/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";

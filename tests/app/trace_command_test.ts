@@ -7,7 +7,7 @@ import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { CommandFailure } from "../../lib/app/command_failure.ts";
 import { traceCommand } from "../../lib/app/trace_command.ts";
-import { renderFullRestore } from "../../lib/backends/iptables/mod.ts";
+import { renderFullRestore } from "../../lib/backends/iptables/restore_payload.ts";
 import { defaultConfig, type TraceRequest } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";

@@ -1,13 +1,13 @@
-import { MODE_CONFIG_SECTIONS } from "../../lib/backends/mod.ts";
-import assert from "node:assert/strict";
-import { iptablesMode } from "../../lib/backends/iptables/mod.ts";
-import { createNftablesMode, parseNftVersion } from "../../lib/backends/nftables/mod.ts";
 import {
   leftoverModes,
   loadMode,
+  MODE_CONFIG_SECTIONS,
   ModeUnavailableError,
   removeLeftovers,
 } from "../../lib/backends/mod.ts";
+import assert from "node:assert/strict";
+import { iptablesMode } from "../../lib/backends/iptables/mode.ts";
+import { createNftablesMode, parseNftVersion } from "../../lib/backends/nftables/mode.ts";
 import { PROXY_MODE_NAMES } from "../../lib/backends/modes.ts";
 import { defaultConfig } from "../../lib/config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../lib/exec/mod.ts";

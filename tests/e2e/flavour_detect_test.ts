@@ -17,7 +17,8 @@ import {
 
 const NS = `kfd-${Deno.pid}`;
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
-const FLAVOUR_MODULE = new URL("../../lib/backends/iptables/mod.ts", import.meta.url).href;
+const FLAVOUR_MODULE = new URL("../../lib/netfilter/mod.ts", import.meta.url).href;
+const START_CHECK_MODULE = new URL("../../lib/backends/common/mod.ts", import.meta.url).href;
 const EXEC_MODULE = new URL("../../lib/exec/mod.ts", import.meta.url).href;
 
 /** Detects in the namespace; reports the flavour and how much save output reached the program. */
@@ -42,7 +43,8 @@ async function inNamespace(cmd: string, args: string[], stdin?: string): Promise
 
 /** The start checks of iptables mode, in order; reports the flavour and the families. */
 const START_CHECKS = `
-import { detectIptablesFlavour, requireIptables, usableFamilies } from "${FLAVOUR_MODULE}";
+import { detectIptablesFlavour, usableFamilies } from "${FLAVOUR_MODULE}";
+import { requireIptables } from "${START_CHECK_MODULE}";
 import { denoCommandRunner } from "${EXEC_MODULE}";
 await requireIptables(denoCommandRunner);
 const flavour = await detectIptablesFlavour(denoCommandRunner);

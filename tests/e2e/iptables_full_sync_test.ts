@@ -6,7 +6,8 @@
  * canary check after it finds what only a read shows.
  */
 import assert from "node:assert/strict";
-import { createIptablesProxier, type IptablesFlavour } from "../../lib/backends/iptables/mod.ts";
+import { createIptablesProxier } from "../../lib/backends/iptables/proxier.ts";
+import { type IptablesFlavour } from "../../lib/netfilter/mod.ts";
 import type { CommandRunner } from "../../lib/exec/mod.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import { ep, sps, state, svc } from "../backends/iptables/state_fixtures.ts";

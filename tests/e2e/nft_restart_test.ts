@@ -5,7 +5,7 @@
  * and iptables-nft; fails loudly without them.
  */
 import assert from "node:assert/strict";
-import { createIptablesProxier } from "../../lib/backends/iptables/mod.ts";
+import { createIptablesProxier } from "../../lib/backends/iptables/proxier.ts";
 import { denoCommandRunner } from "../../lib/exec/mod.ts";
 import type { ProxyState } from "../../lib/proxy/mod.ts";
 import { addNamespaces, deleteNamespaces, requireCommands } from "../../scripts/netns/mod.ts";

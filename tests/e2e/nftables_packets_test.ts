@@ -7,7 +7,7 @@
  * IP plan: node 192.168.0.2, pods 10.0.0.0/8, services 172.30.0.0/16, client 203.0.113.2.
  */
 import assert from "node:assert/strict";
-import { createNftablesProxier } from "../../lib/backends/nftables/mod.ts";
+import { createNftablesProxier } from "../../lib/backends/nftables/proxier.ts";
 import { createTopology, type ProbeAnswer, requireCommands } from "../../scripts/netns/mod.ts";
 import { ep, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
 import { topologyRunner } from "./support/node_runner.ts";

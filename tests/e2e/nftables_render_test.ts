@@ -7,14 +7,13 @@
  * Needs root and nft; fails loudly without them. IP plan: tests/backends/iptables/state_fixtures.ts.
  */
 import assert from "node:assert/strict";
+import { fullTransaction, partialTransaction } from "../../lib/backends/nftables/transaction.ts";
 import {
-  fullTransaction,
   newNftTableStore,
-  partialTransaction,
   renderNftables,
-  resolveNftRenderConfig,
   updateNftTableStore,
-} from "../../lib/backends/nftables/mod.ts";
+} from "../../lib/backends/nftables/render.ts";
+import { resolveNftRenderConfig } from "../../lib/backends/nftables/render_options.ts";
 import { requireCommands } from "../../scripts/netns/mod.ts";
 import { servicePortKey } from "../../lib/proxy/mod.ts";
 import { ep, sps, state, svc, variedServicePorts } from "../backends/iptables/state_fixtures.ts";

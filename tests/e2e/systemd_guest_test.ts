@@ -10,7 +10,7 @@
  * ClusterIP 172.30.0.10:80 -> 10.0.1.2:8080.
  */
 import assert from "node:assert/strict";
-import { KUBELET_OWNED_CHAINS } from "../../lib/backends/iptables/mod.ts";
+import { KUBELET_OWNED_CHAINS } from "../../lib/netfilter/mod.ts";
 import {
   GUEST_HOSTNAME,
   startSystemdGuest,

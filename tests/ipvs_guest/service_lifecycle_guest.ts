@@ -7,7 +7,7 @@
  * 172.30.0.0/16, external client 203.0.113.2.
  */
 import assert from "node:assert/strict";
-import { DRAIN_CHECK_INTERVAL_ENV } from "../../lib/backends/ipvs/mod.ts";
+import { DRAIN_CHECK_INTERVAL_ENV } from "../../lib/backends/ipvs/drain_check_interval.ts";
 import { scaledMs } from "../../scripts/netns/mod.ts";
 import { dumpModeState, E2E_MODES } from "../e2e/support/e2e_modes.ts";
 import { runProxyOnce, startProxy } from "../e2e/support/proxy_process.ts";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { Registry } from "../../lib/metrics/prom.ts";
 import { createProxyMetrics, registerProcessMetrics } from "../../lib/metrics/mod.ts";
-import { ipvsMode } from "../../lib/backends/ipvs/mod.ts";
+import { ipvsMode } from "../../lib/backends/ipvs/mode.ts";
 import { promtoolProblems } from "../support/promtool.ts";
 
 Deno.test("IPVS mode's metrics pass promtool check metrics but for upstream's _total gauges", async () => {

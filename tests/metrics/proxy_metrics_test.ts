@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { Registry } from "../../lib/metrics/prom.ts";
 import { createMemoryLogger } from "../../lib/log/mod.ts";
-import { NFACCT_COUNTERS, NFACCT_METRICS } from "../../lib/backends/iptables/mod.ts";
+import { NFACCT_COUNTERS } from "../../lib/backends/iptables/nfacct.ts";
+import { NFACCT_METRICS } from "../../lib/backends/iptables/metrics.ts";
 import { loadMode, type ModeMetricsExtras, type ProxyModeName } from "../../lib/backends/mod.ts";
 import { createProxyMetrics, registerProcessMetrics } from "../../lib/metrics/mod.ts";
 import {

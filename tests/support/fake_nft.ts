@@ -12,7 +12,12 @@
  * whose key holds another value, and re-declaring a chain's hook or a set's type.
  */
 import type { CommandInput, CommandOutput, CommandRunner } from "../../lib/exec/mod.ts";
-import type { NftChain, NftHook, NftSet, NftTableModel } from "../../lib/backends/nftables/mod.ts";
+import type {
+  NftChain,
+  NftHook,
+  NftSet,
+  NftTableModel,
+} from "../../lib/backends/nftables/table_model.ts";
 
 /** One set or map of the fake. */
 export interface FakeNftSet {

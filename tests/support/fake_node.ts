@@ -1,5 +1,5 @@
 /** A node for cleanup tests: the iptables fake and the netadmin fake behind one runner. */
-import { KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/mod.ts";
+import { KUBE_IPVS_DEVICE } from "../../lib/backends/ipvs/cleanup.ts";
 import type { CommandRunner } from "../../lib/exec/mod.ts";
 import { createFakeIptables, type FakeIptables } from "./fake_iptables.ts";
 import { createFakeNetadmin, type FakeNetadmin } from "./fake_netadmin.ts";

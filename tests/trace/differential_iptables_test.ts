@@ -4,7 +4,7 @@
  * `deno task fuzz` runs it larger (TRACE_FUZZ_SIZE service ports, TRACE_FUZZ_SEED).
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { iptablesTracer } from "../../lib/backends/iptables/mod.ts";
+import { iptablesTracer } from "../../lib/backends/iptables/tracer.ts";
 import {
   describeDisagreement,
   fuzzSettings,

@@ -5,7 +5,7 @@
  * `deno task fuzz` runs it larger (TRACE_FUZZ_SIZE service ports, TRACE_FUZZ_SEED).
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { ipvsTracer } from "../../lib/backends/ipvs/mod.ts";
+import { ipvsTracer } from "../../lib/backends/ipvs/tracer.ts";
 import {
   describeDisagreement,
   fuzzSettings,

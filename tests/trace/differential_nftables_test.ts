@@ -4,7 +4,7 @@
  * `deno task fuzz` runs it larger (TRACE_FUZZ_SIZE service ports, TRACE_FUZZ_SEED).
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { nftablesTracer } from "../../lib/backends/nftables/mod.ts";
+import { nftablesTracer } from "../../lib/backends/nftables/tracer.ts";
 import {
   describeDisagreement,
   fuzzSettings,

@@ -1,61 +1,19 @@
 /**
  * iptables mode as the app sees it: start checks (which iptables the node uses, which families
- * work), the render options taken from the configuration, `render` and `--cleanup`.
+ * work), the render options taken from the configuration and `render`.
  */
 import { type CommandRunner, ensureSysctl } from "../../exec/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import { ipCommandAddressLister } from "../../net/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
-import { type ModeDefinition, ModeUnavailableError } from "../mod.ts";
-import { cleanupIptables } from "./cleanup.ts";
-import { detectIptablesFlavour, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
+import type { ModeDefinition } from "../mod.ts";
+import { detectIptablesFlavour, usableFamilies } from "../../netfilter/mod.ts";
+import { requireIptables } from "../common/mod.ts";
 import { registerIptablesMetrics } from "./metrics.ts";
 import { createIptablesProxier } from "./proxier.ts";
 import { createNfacctClient, NFACCT_COUNTERS, probeNfacct } from "./nfacct.ts";
 import { iptablesRenderOptions } from "./render_options.ts";
 import { iptablesTracer } from "./tracer.ts";
 import { renderFullRestore } from "./restore_payload.ts";
-
-/**
- * Whether the nat table of a family and flavour can be read here, reading as little as
- * possible: legacy's `iptables-save -t nat` up to its first line (the fetch is of nat only);
- * with nft, `iptables -t nat -S POSTROUTING`, which fetches that one chain, where
- * iptables-nft-save fetches every table first (slow with a large nat table).
- */
-async function natReadable(
-  runner: CommandRunner,
-  family: IPFamily,
-  flavour: IptablesFlavour,
-): Promise<{ ok: boolean; stderr: string }> {
-  const bins = iptablesBinaries(family, flavour);
-  const out = flavour === "nft"
-    ? await runner({ cmd: bins.iptables, args: ["-t", "nat", "-S", "POSTROUTING"] })
-    : await runner({ cmd: bins.save, args: ["-t", "nat"], stdoutUntil: () => true });
-  return { ok: out.code === 0, stderr: out.stderr };
-}
-
-/** The families to proxy: IPv4 always, IPv6 when ip6tables works on this node. */
-export async function usableFamilies(
-  runner: CommandRunner,
-  flavour: IptablesFlavour,
-): Promise<IPFamily[]> {
-  return (await natReadable(runner, "IPv6", flavour)).ok ? ["IPv4", "IPv6"] : ["IPv4"];
-}
-
-/**
- * Fails with exit code 2 unless some iptables flavour can be run here (IPVS mode needs it too).
- * nft is tried first: reading a legacy table that does not exist makes the kernel create it,
- * and a legacy nat table on an nft node makes iptables-nft warn about legacy tables present.
- */
-export async function requireIptables(runner: CommandRunner): Promise<void> {
-  const stderr: string[] = [];
-  for (const flavour of ["nft", "legacy"] as const) {
-    const out = await natReadable(runner, "IPv4", flavour);
-    if (out.ok) return;
-    stderr.push(out.stderr.trim());
-  }
-  throw new ModeUnavailableError(`Cannot run iptables: ${stderr.find((s) => s) ?? ""}`, 2);
-}
 
 /**
  * Localhost NodePorts need `route_localnet=1` so 127.0.0.1 traffic can be DNATed off the
@@ -116,7 +74,6 @@ export const iptablesMode: ModeDefinition = {
     }
     return out.join("\n") + "\n";
   },
-  cleanup: cleanupIptables,
   registerMetrics: registerIptablesMetrics,
   tracer: iptablesTracer,
 };

@@ -21,7 +21,7 @@ import {
   iptablesBinaries,
   type IptablesFlavour,
   RESTORE_ARGS,
-} from "./flavour.ts";
+} from "../../netfilter/mod.ts";
 import type { LocalAddressLister } from "../../net/mod.ts";
 import type { IptablesRenderOptions } from "./render_options.ts";
 import type { NatLayoutKind } from "./restore_layout.ts";

@@ -6,7 +6,7 @@ import { isLoopbackIP, resolveNodePortAddresses, selectNodePortIPs } from "../..
 import { masqueradeMarkText } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import type { ChainNameCache } from "./chain_name_cache.ts";
-import { type DetectLocalMode, localTrafficDetector } from "./local_detector.ts";
+import { type DetectLocalMode, localTrafficDetector } from "../../netfilter/mod.ts";
 import {
   CT_STATE_INVALID_DROPPED_COUNTER,
   LOCALHOST_NODEPORTS_ACCEPTED_COUNTER,

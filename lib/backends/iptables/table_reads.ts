@@ -5,11 +5,16 @@
  */
 import { CommandError, type CommandRunner } from "../../exec/mod.ts";
 import { isServiceChainName, KUBE_FIREWALL } from "./chain_names.ts";
-import { IPTABLES_WAIT_ARGS, type IptablesBinaries, type IptablesFlavour } from "./flavour.ts";
 import { missingJumps } from "./jump_chains.ts";
 import { collectKernelChains, type KernelChains } from "./kernel_chains.ts";
 import type { RestoreTail } from "./restore_payload.ts";
-import { afterBuiltinRules, scanSavedTable } from "../../netfilter/mod.ts";
+import {
+  afterBuiltinRules,
+  IPTABLES_WAIT_ARGS,
+  type IptablesBinaries,
+  type IptablesFlavour,
+  scanSavedTable,
+} from "../../netfilter/mod.ts";
 
 /** One table as read: iptables-save text, or the `-S` listing of `listedTable`. */
 interface TableText {

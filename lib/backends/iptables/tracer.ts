@@ -4,7 +4,6 @@
  * FORWARD otherwise; the node's own packets OUTPUT, then INPUT when local), then nat
  * POSTROUTING for masquerade, and turns the ways out into a TraceDecision.
  */
-import { detectIptablesFlavour, iptablesBinaries } from "./flavour.ts";
 import { iptablesRenderOptions } from "./render_options.ts";
 import { renderFullRestore } from "./restore_payload.ts";
 import { type CommandRunner, runChecked } from "../../exec/mod.ts";
@@ -12,7 +11,9 @@ import { joinHostPort } from "../../net/mod.ts";
 import type { TraceDecision, TraceDropReason, TracePacket, TraceResult } from "../../trace/mod.ts";
 import type { ModeTracer, TraceNode } from "../../trace/mod.ts";
 import {
+  detectIptablesFlavour,
   IPTABLES_MODE_MODULES,
+  iptablesBinaries,
   type IptablesRules,
   newConnection,
   parseIptablesRules,

@@ -10,7 +10,7 @@ import { computeIpvsDesiredState } from "./_desired_state.ts";
 import { ipvsModeOptions } from "./ipvs_options.ts";
 import { renderIpvsPayloads } from "./_render.ts";
 import { virtualServerKey } from "./virtual_server.ts";
-import { detectIptablesFlavour, iptablesBinaries } from "../iptables/mod.ts";
+import { detectIptablesFlavour, iptablesBinaries } from "../../netfilter/mod.ts";
 import { type CommandRunner, runChecked } from "../../exec/mod.ts";
 import { canonicalIP, ipFamily } from "../../net/mod.ts";
 import {

@@ -13,7 +13,7 @@ import {
 } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { masqueradeMarkText } from "../common/mod.ts";
-import { type DetectLocalMode, localTrafficDetector } from "../iptables/mod.ts";
+import { type DetectLocalMode, localTrafficDetector } from "../../netfilter/mod.ts";
 import { commonRenderOptions, type ProxyConfig } from "../../config/mod.ts";
 
 /** What IPVS mode needs besides the ProxyState; every field has upstream's default. */

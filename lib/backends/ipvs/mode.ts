@@ -1,16 +1,16 @@
 /**
  * IPVS mode as the app sees it: upstream 1.27+'s start checks (ipset ≥ 6.0, the scheduler
  * probe), the host settings of NewProxier (sysctls, `ipvsadm --set` timeouts), one proxier per
- * family, `render` and `--cleanup`.
+ * family and `render`.
  */
 import type { ProxyConfig } from "../../config/mod.ts";
 import { type CommandRunner, ensureSysctl, readSysctl } from "../../exec/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import { parseCIDR } from "../../net/mod.ts";
-import { detectIptablesFlavour, requireIptables, usableFamilies } from "../iptables/mod.ts";
+import { detectIptablesFlavour, usableFamilies } from "../../netfilter/mod.ts";
+import { requireIptables } from "../common/mod.ts";
 import { type ModeDefinition, ModeUnavailableError } from "../mod.ts";
 import type { Clock } from "../../sync/mod.ts";
-import { cleanupIpvs } from "./cleanup.ts";
 import { registerIpvsMetrics } from "./_metrics.ts";
 import { drainCheckIntervalMs } from "./drain_check_interval.ts";
 import { ipvsModeOptions, resolveScheduler } from "./ipvs_options.ts";
@@ -225,7 +225,6 @@ export function createIpvsMode(options: IpvsModeOptions = {}): ModeDefinition {
         throw err;
       }
     },
-    cleanup: cleanupIpvs,
     registerMetrics: registerIpvsMetrics,
     tracer: ipvsTracer,
   };

@@ -21,13 +21,13 @@ import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { CIDR } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { type Clock, systemClock, type TimerHandle } from "../../sync/mod.ts";
-import { parseIptablesSave } from "../../netfilter/mod.ts";
 import {
   type IptablesBinaries,
   iptablesBinaries,
   type IptablesFlavour,
+  parseIptablesSave,
   RESTORE_ARGS,
-} from "../iptables/mod.ts";
+} from "../../netfilter/mod.ts";
 import { addressAddBatch, addressDelBatch, diffBoundAddresses } from "./_address_diff.ts";
 import { KUBE_IPVS_DEVICE } from "./cleanup.ts";
 import { type IpvsDelta, IpvsDesiredIndex } from "./_desired_index.ts";

@@ -1,11 +1,15 @@
 /**
- * Public face of lib/backends/nftables: nftables mode (`nftablesMode`, what the registry lists),
- * and for tests and tools elsewhere the renderer, the transaction builders and the proxier.
+ * Public face of lib/backends/nftables: nftables mode as the registry lists it, and all that
+ * lies outside this folder sees of it. Its config section comes with it; the mode itself
+ * (mode.ts: proxier, render, metrics, tracer) and its cleanup load on first use.
  */
-export { createNftablesMode, nftablesMode, parseNftVersion } from "./mode.ts";
-export { createNftablesProxier, type NftablesProxier } from "./proxier.ts";
-export { newNftTableStore, renderNftables, updateNftTableStore } from "./render.ts";
-export { resolveNftRenderConfig } from "./render_options.ts";
-export { type NftChain, type NftHook, type NftSet, type NftTableModel } from "./table_model.ts";
-export { nftablesTracer } from "./tracer.ts";
-export { fullTransaction, partialTransaction } from "./transaction.ts";
+import type { ProxyMode } from "../mode.ts";
+import { nftablesConfigSection } from "./config_section.ts";
+
+/** nftables mode: what `--proxy-mode nftables` runs. */
+export const nftablesMode: ProxyMode<"nftables"> = {
+  name: "nftables",
+  configSection: nftablesConfigSection,
+  load: async () => (await import("./mode.ts")).nftablesMode,
+  cleanup: async (runner, logger) => (await import("./cleanup.ts")).cleanupNftables(runner, logger),
+};

@@ -1,11 +1,10 @@
 /**
  * nftables mode as the app sees it: upstream's start checks (nft ≥ 1.0.1, kernel ≥ 5.13, a
- * checked test table), one proxier per family, `render` and `--cleanup`.
+ * checked test table), one proxier per family and `render`.
  */
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../exec/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
 import { type ModeDefinition, ModeUnavailableError } from "../mod.ts";
-import { cleanupNftables } from "./cleanup.ts";
 import { registerNftablesMetrics } from "./_metrics.ts";
 import { createNftablesProxier } from "./proxier.ts";
 import { renderNftables } from "./render.ts";
@@ -123,7 +122,6 @@ export function createNftablesMode(options: NftablesModeOptions = {}): ModeDefin
       }
       return out.join("\n") + "\n";
     },
-    cleanup: cleanupNftables,
     registerMetrics: registerNftablesMetrics,
     tracer: nftablesTracer,
   };

@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
-import {
-  ChainNameCache,
-  createIptablesProxier,
-  renderFullRestore,
-} from "../../../lib/backends/iptables/mod.ts";
+import { ChainNameCache } from "../../../lib/backends/iptables/chain_name_cache.ts";
+import { createIptablesProxier } from "../../../lib/backends/iptables/proxier.ts";
+import { renderFullRestore } from "../../../lib/backends/iptables/restore_payload.ts";
 import { chainHash, servicePortEndpointChain } from "../../../lib/backends/iptables/chain_names.ts";
 import { renderIptables } from "../../../lib/backends/iptables/render.ts";
-import type { IptablesRenderOptions } from "../../../lib/backends/iptables/mod.ts";
+import type { IptablesRenderOptions } from "../../../lib/backends/iptables/render_options.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, sps, state, svc, variedServicePorts } from "./state_fixtures.ts";
 

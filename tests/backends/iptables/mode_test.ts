@@ -1,6 +1,6 @@
 import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
-import { iptablesRenderOptions } from "../../../lib/backends/iptables/mod.ts";
+import { iptablesRenderOptions } from "../../../lib/backends/iptables/render_options.ts";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 
 Deno.test("iptablesRenderOptions() passes the detect-local mode and its interface settings on", () => {

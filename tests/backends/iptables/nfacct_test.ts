@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
-import { NFACCT_COUNTERS, renderFullRestore } from "../../../lib/backends/iptables/mod.ts";
 import {
   createNfacctClient,
   CT_STATE_INVALID_DROPPED_COUNTER,
   LOCALHOST_NODEPORTS_ACCEPTED_COUNTER,
+  NFACCT_COUNTERS,
   parseNfacctList,
   probeNfacct,
 } from "../../../lib/backends/iptables/nfacct.ts";
+import { renderFullRestore } from "../../../lib/backends/iptables/restore_payload.ts";
 import type { CommandInput, CommandOutput } from "../../../lib/exec/mod.ts";
 import { createMemoryLogger } from "../../../lib/log/mod.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import { createIptablesProxier } from "../../../lib/backends/iptables/proxier.ts";
 import { createMemoryLogger } from "../../../lib/log/mod.ts";
 import { parseIpAddrJson } from "../../../lib/net/mod.ts";
 import { IP_ADDR_JSON } from "../../net/fixtures.ts";

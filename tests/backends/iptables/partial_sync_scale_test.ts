@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import { createIptablesProxier } from "../../../lib/backends/iptables/proxier.ts";
 import type { ServicePortState } from "../../../lib/proxy/mod.ts";
 import { createFakeIptables } from "../../support/fake_iptables.ts";
 import { ep, key, sps, state, svc } from "./state_fixtures.ts";

@@ -1,5 +1,5 @@
 /** The proxier on a stateful fake iptables, shared by the proxier's test files. */
-import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import { createIptablesProxier } from "../../../lib/backends/iptables/proxier.ts";
 import type { BackendMetrics } from "../../../lib/backends/mod.ts";
 import { createMemoryLogger } from "../../../lib/log/mod.ts";
 import { createFakeIptables, type FakeIptables } from "../../support/fake_iptables.ts";

@@ -3,10 +3,8 @@
  * rendered rules (the rest of the layout is in render_test.ts).
  */
 import assert from "node:assert/strict";
-import {
-  type IptablesRenderOptions,
-  renderFullRestore,
-} from "../../../lib/backends/iptables/mod.ts";
+import { type IptablesRenderOptions } from "../../../lib/backends/iptables/render_options.ts";
+import { renderFullRestore } from "../../../lib/backends/iptables/restore_payload.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { renderFullRestore } from "../../../lib/backends/iptables/mod.ts";
+import { renderFullRestore } from "../../../lib/backends/iptables/restore_payload.ts";
 import {
   servicePortEndpointChain,
   servicePortPolicyClusterChain,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import { createIptablesProxier } from "../../../lib/backends/iptables/proxier.ts";
 import { renderIptables, renderIptablesSlices } from "../../../lib/backends/iptables/render.ts";
 import {
   buildRestorePayload,

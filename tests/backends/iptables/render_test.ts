@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { masqueradeMarkText } from "../../../lib/backends/common/mod.ts";
-import { renderFullRestore } from "../../../lib/backends/iptables/mod.ts";
+import { renderFullRestore } from "../../../lib/backends/iptables/restore_payload.ts";
 import { probability } from "../../../lib/backends/iptables/_render_endpoints.ts";
 import { renderIptables } from "../../../lib/backends/iptables/render.ts";
-import type { IptablesRenderOptions } from "../../../lib/backends/iptables/mod.ts";
+import type { IptablesRenderOptions } from "../../../lib/backends/iptables/render_options.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { ep, sps, state, svc } from "./state_fixtures.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createIptablesProxier } from "../../../lib/backends/iptables/mod.ts";
+import { createIptablesProxier } from "../../../lib/backends/iptables/proxier.ts";
 import {
   chainDigests,
   changedChainLines,

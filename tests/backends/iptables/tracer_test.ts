@@ -6,7 +6,7 @@ import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import { defaultConfig, type ProxyConfig } from "../../../lib/config/mod.ts";
 import { parseIptablesRules, UnknownMatchError } from "../../../lib/netfilter/mod.ts";
-import { iptablesTracer } from "../../../lib/backends/iptables/mod.ts";
+import { iptablesTracer } from "../../../lib/backends/iptables/tracer.ts";
 import type { TracePacket, TraceSource } from "../../../lib/trace/decision.ts";
 import { ep, NODE_IP, sps, state, svc } from "../iptables/state_fixtures.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { KUBE_IPVS_DEVICE } from "../../../lib/backends/ipvs/mod.ts";
 import {
   cleanupIpvs,
+  KUBE_IPVS_DEVICE,
   parseIpsetNames,
   parseLinkNames,
 } from "../../../lib/backends/ipvs/cleanup.ts";

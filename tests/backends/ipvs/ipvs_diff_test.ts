@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseIpvsadmList } from "../../../lib/backends/ipvs/mod.ts";
+import { parseIpvsadmList, parseIpvsadmSave } from "../../../lib/backends/ipvs/ipvsadm_parser.ts";
 import { computeIpvsDesiredState } from "../../../lib/backends/ipvs/_desired_state.ts";
 import {
   GracefulTerminationList,
@@ -14,7 +14,6 @@ import {
   type IpvsDiff,
 } from "../../../lib/backends/ipvs/_ipvs_diff.ts";
 import { type IpvsOptions } from "../../../lib/backends/ipvs/ipvs_options.ts";
-import { parseIpvsadmSave } from "../../../lib/backends/ipvs/ipvsadm_parser.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { createFakeIpset, type FakeIpset } from "../../support/fake_ipset.ts";
 import { createFakeIpvsadm, type FakeIpvsadm } from "../../support/fake_ipvsadm.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { computeCleanupPayload, IPTABLES_JUMP_CHAINS } from "../../../lib/backends/iptables/mod.ts";
-import { jumpInsertLine } from "../../../lib/netfilter/mod.ts";
-import { KUBE_IPVS_DEVICE } from "../../../lib/backends/ipvs/mod.ts";
+import { computeCleanupPayload } from "../../../lib/netfilter/_cleanup.ts";
+import { IPTABLES_JUMP_CHAINS, jumpInsertLine } from "../../../lib/netfilter/mod.ts";
+import { KUBE_IPVS_DEVICE } from "../../../lib/backends/ipvs/cleanup.ts";
 import {
   IPVS_MODE_KEPT_IPTABLES,
   ownedByIpvsMode,

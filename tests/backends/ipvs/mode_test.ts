@@ -1,8 +1,7 @@
-import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
+import { MODE_CONFIG_SECTIONS, ModeUnavailableError } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
-import { DRAIN_CHECK_INTERVAL_ENV, ipvsMode } from "../../../lib/backends/ipvs/mod.ts";
-import { createIpvsMode, SCHEDULER_PROBE_VS } from "../../../lib/backends/ipvs/mode.ts";
-import { ModeUnavailableError } from "../../../lib/backends/mod.ts";
+import { DRAIN_CHECK_INTERVAL_ENV } from "../../../lib/backends/ipvs/drain_check_interval.ts";
+import { createIpvsMode, ipvsMode, SCHEDULER_PROBE_VS } from "../../../lib/backends/ipvs/mode.ts";
 import { defaultConfig, type ProxyConfig } from "../../../lib/config/mod.ts";
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../../lib/exec/mod.ts";
 import { createMemoryLogger, silentLogger } from "../../../lib/log/mod.ts";

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import { parseIpvsadmList } from "../../../lib/backends/ipvs/mod.ts";
+import { parseIpvsadmList, parseIpvsadmSave } from "../../../lib/backends/ipvs/ipvsadm_parser.ts";
 import { parseIpsetList, parseIpsetSave } from "../../../lib/backends/ipvs/_ipset_parser.ts";
 import { parseLinkAddresses } from "../../../lib/backends/ipvs/_link_addresses.ts";
-import { parseIpvsadmSave } from "../../../lib/backends/ipvs/ipvsadm_parser.ts";
 import { parseIpAddrJson } from "../../../lib/net/mod.ts";
 
 const SAVE = `-A -t 172.30.0.41:80 -s rr

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { createIpvsProxier } from "../../../lib/backends/ipvs/mod.ts";
-import { type IpvsProxier } from "../../../lib/backends/ipvs/proxier.ts";
+import { createIpvsProxier, type IpvsProxier } from "../../../lib/backends/ipvs/proxier.ts";
 import type { CommandInput, CommandRunner } from "../../../lib/exec/mod.ts";
 import type { IPFamily, ProxyState, ServicePortState } from "../../../lib/proxy/mod.ts";
 import { createFakeIpAddr } from "../../support/fake_ip_addr.ts";

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { createIpvsProxier } from "../../../lib/backends/ipvs/mod.ts";
-import { type IpvsProxierOptions } from "../../../lib/backends/ipvs/proxier.ts";
+import { createIpvsProxier, type IpvsProxierOptions } from "../../../lib/backends/ipvs/proxier.ts";
 import type { CommandRunner } from "../../../lib/exec/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { createFakeIpAddr } from "../../support/fake_ip_addr.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 import { type CommandRunner, denoCommandRunner, runChecked } from "../../../lib/exec/mod.ts";
 import type { TracePacket } from "../../../lib/trace/decision.ts";
-import { ipvsTracer } from "../../../lib/backends/ipvs/mod.ts";
+import { ipvsTracer } from "../../../lib/backends/ipvs/tracer.ts";
 import { parseLinkAddresses } from "../../../lib/backends/ipvs/_trace_rules.ts";
 import {
   addNamespaces,

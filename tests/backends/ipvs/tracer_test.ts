@@ -6,7 +6,7 @@ import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 import type { TraceResult } from "../../../lib/trace/decision.ts";
-import { ipvsTracer } from "../../../lib/backends/ipvs/mod.ts";
+import { ipvsTracer } from "../../../lib/backends/ipvs/tracer.ts";
 import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 
 const config = {

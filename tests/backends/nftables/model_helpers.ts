@@ -2,7 +2,7 @@
  * Helpers for the nftables tests: a comparable text form of a table model, and the elements
  * of one set. IP plan as tests/backends/iptables/state_fixtures.ts.
  */
-import type { NftTableModel } from "../../../lib/backends/nftables/mod.ts";
+import type { NftTableModel } from "../../../lib/backends/nftables/table_model.ts";
 
 /**
  * A canonical, sorted text of a model: equal texts mean equal tables. The elements of

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { createNftablesProxier, renderNftables } from "../../../lib/backends/nftables/mod.ts";
+import { createNftablesProxier, hasChain } from "../../../lib/backends/nftables/proxier.ts";
+import { renderNftables } from "../../../lib/backends/nftables/render.ts";
 import { SYNC_STAMP } from "../../../lib/backends/nftables/_names.ts";
-import { hasChain } from "../../../lib/backends/nftables/proxier.ts";
 import { CommandError } from "../../../lib/exec/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { FakeNft } from "../../support/fake_nft.ts";

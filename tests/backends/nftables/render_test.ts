@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { renderNftables } from "../../../lib/backends/nftables/mod.ts";
+import { renderNftables } from "../../../lib/backends/nftables/render.ts";
 import {
   ep,
   NODE_IP,

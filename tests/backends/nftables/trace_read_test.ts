@@ -6,12 +6,12 @@
  */
 import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
-import { fullTransaction } from "../../../lib/backends/nftables/mod.ts";
+import { fullTransaction } from "../../../lib/backends/nftables/transaction.ts";
 import { defaultConfig } from "../../../lib/config/mod.ts";
 import { type CommandRunner, denoCommandRunner, runChecked } from "../../../lib/exec/mod.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import type { TracePacket } from "../../../lib/trace/decision.ts";
-import { nftablesTracer } from "../../../lib/backends/nftables/mod.ts";
+import { nftablesTracer } from "../../../lib/backends/nftables/tracer.ts";
 import { parseNftRule } from "../../../lib/backends/nftables/_trace_rule_parse.ts";
 import { parseNftTableListing } from "../../../lib/backends/nftables/_trace_table_text.ts";
 import {

@@ -5,7 +5,7 @@
 import { MODE_CONFIG_SECTIONS } from "../../../lib/backends/mod.ts";
 import assert from "node:assert/strict";
 import { defaultConfig } from "../../../lib/config/mod.ts";
-import { nftablesTracer } from "../../../lib/backends/nftables/mod.ts";
+import { nftablesTracer } from "../../../lib/backends/nftables/tracer.ts";
 import type { TraceResult } from "../../../lib/trace/decision.ts";
 import { handState, NODE, NODE_IP, packet } from "../../trace/mode_tracer_fixtures.ts";
 

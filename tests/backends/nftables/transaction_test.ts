@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
+import { fullTransaction, partialTransaction } from "../../../lib/backends/nftables/transaction.ts";
 import {
-  fullTransaction,
   newNftTableStore,
-  partialTransaction,
   renderNftables,
-  resolveNftRenderConfig,
   updateNftTableStore,
-} from "../../../lib/backends/nftables/mod.ts";
+} from "../../../lib/backends/nftables/render.ts";
+import { resolveNftRenderConfig } from "../../../lib/backends/nftables/render_options.ts";
 import type { ProxyState } from "../../../lib/proxy/mod.ts";
 import { FakeNft } from "../../support/fake_nft.ts";
 import { ep, key, sps, state, svc, variedServicePorts } from "../iptables/state_fixtures.ts";

@@ -3,7 +3,7 @@
  * (KUBELET_OWNED_CHAINS) stay on the node after `--cleanup`, KUBE-FIREWALL included, which the
  * proxy also creates but, as upstream, never removes.
  */
-import { KUBELET_OWNED_CHAINS } from "../../../lib/backends/iptables/mod.ts";
+import { KUBELET_OWNED_CHAINS } from "../../../lib/netfilter/mod.ts";
 
 /** Whether an output line mentions a KUBE- chain that is not one of kubelet's. */
 export function mentionsProxyChain(line: string): boolean {

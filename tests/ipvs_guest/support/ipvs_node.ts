@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import type { Topology } from "../../../scripts/netns/mod.ts";
+import { parseIpvsadmList } from "../../../lib/backends/ipvs/ipvsadm_parser.ts";
 import {
-  parseIpvsadmList,
   type RealServer,
   type VirtualServerState,
-} from "../../../lib/backends/ipvs/mod.ts";
+} from "../../../lib/backends/ipvs/virtual_server.ts";
 
 /** Runs a command in the node namespace; a non-zero exit fails the test. */
 export async function onNode(topo: Topology, cmd: string, args: readonly string[]) {

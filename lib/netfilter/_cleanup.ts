@@ -7,70 +7,15 @@ import {
   CommandError,
   type CommandRunner,
   denoCommandRunner,
-} from "../../exec/mod.ts";
-import { type Logger, silentLogger } from "../../log/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
-import { IPTABLES_WAIT_ARGS, iptablesBinaries, type IptablesFlavour } from "./flavour.ts";
-import { EXT_PREFIX, FW_PREFIX, SEP_PREFIX, SVC_PREFIX, SVL_PREFIX } from "./chain_names.ts";
-import {
-  chainLine,
-  jumpMatches,
-  type JumpRule,
-  parseIptablesSave,
-  ruleTarget,
-} from "../../netfilter/mod.ts";
-
-/**
- * Chains kubelet makes, which no cleanup removes even where kube-proxy writes the same chain:
- * its flavour markers (other tools detect the iptables flavour by them) and KUBE-FIREWALL, the
- * localnet guard iptables mode keeps a copy of for localhost NodePorts.
- */
-export const KUBELET_OWNED_CHAINS: ReadonlySet<string> = new Set([
-  "KUBE-IPTABLES-HINT",
-  "KUBE-KUBELET-CANARY",
-  "KUBE-FIREWALL",
-]);
-
-/**
- * The fixed chain names kube-proxy's iptables and IPVS modes write (ours and upstream's), in
- * any table: iptables mode's top-level chains and canary, then IPVS mode's own. Cleanup removes
- * these and the prefixed chains below, and nothing else: other programs' `KUBE-` chains (such
- * as kube-router's) stay.
- */
-export const KUBE_PROXY_CHAINS: ReadonlySet<string> = new Set([
-  "KUBE-SERVICES",
-  "KUBE-EXTERNAL-SERVICES",
-  "KUBE-NODEPORTS",
-  "KUBE-POSTROUTING",
-  "KUBE-MARK-MASQ",
-  "KUBE-FORWARD",
-  "KUBE-PROXY-FIREWALL",
-  "KUBE-PROXY-CANARY",
-  "KUBE-NODE-PORT",
-  "KUBE-LOAD-BALANCER",
-  "KUBE-SOURCE-RANGES-FIREWALL",
-  "KUBE-IPVS-FILTER",
-  "KUBE-IPVS-OUT-FILTER",
-]);
-
-/**
- * Prefixes of the per-service and per-endpoint chains (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-,
- * KUBE-FW-, KUBE-SEP-) and of KUBE-XLB-, which older upstream releases wrote in their place.
- */
-export const KUBE_PROXY_CHAIN_PREFIXES: readonly string[] = [
-  SVC_PREFIX,
-  SVL_PREFIX,
-  EXT_PREFIX,
-  FW_PREFIX,
-  SEP_PREFIX,
-  "KUBE-XLB-",
-];
-
-/** True for a chain `--cleanup` and the leftovers pass delete: one kube-proxy writes. */
-export function isCleanupChain(chain: string): boolean {
-  if (KUBELET_OWNED_CHAINS.has(chain)) return false;
-  return KUBE_PROXY_CHAINS.has(chain) || KUBE_PROXY_CHAIN_PREFIXES.some((p) => chain.startsWith(p));
-}
+} from "../exec/mod.ts";
+import { type Logger, silentLogger } from "../log/mod.ts";
+import type { IPFamily } from "../proxy/mod.ts";
+import { IPTABLES_WAIT_ARGS, iptablesBinaries, type IptablesFlavour } from "./_flavour.ts";
+import { isCleanupChain, KUBE_PROXY_CHAIN_PREFIXES } from "./_kube_chains.ts";
+import { jumpMatches, type JumpRule } from "./_jump_rule.ts";
+import { chainLine } from "./_rule_builder.ts";
+import { parseIptablesSave } from "./_save_parser.ts";
+import { ruleTarget } from "./_tokenize.ts";
 
 /**
  * What a running mode that writes iptables rules itself keeps when it removes the other such
@@ -88,26 +33,6 @@ export interface KeptIptablesState {
    */
   readonly staleJumps: readonly JumpRule[];
 }
-
-/** Iptables mode's own chains, which its removal of IPVS mode's leftovers keeps. */
-export const IPTABLES_MODE_CHAINS: Readonly<Record<string, readonly string[]>> = {
-  nat: [
-    "KUBE-SERVICES",
-    "KUBE-NODEPORTS",
-    "KUBE-POSTROUTING",
-    "KUBE-MARK-MASQ",
-    "KUBE-PROXY-CANARY",
-  ],
-  filter: [
-    "KUBE-SERVICES",
-    "KUBE-EXTERNAL-SERVICES",
-    "KUBE-FORWARD",
-    "KUBE-NODEPORTS",
-    "KUBE-PROXY-FIREWALL",
-    "KUBE-PROXY-CANARY",
-  ],
-  mangle: ["KUBE-PROXY-CANARY"],
-};
 
 function keeps(keep: KeptIptablesState | undefined, table: string, chain: string): boolean {
   if (keep === undefined) return false;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { localTrafficDetector } from "../../../lib/backends/iptables/mod.ts";
-import { NO_OP_LOCAL_DETECTOR } from "../../../lib/backends/iptables/local_detector.ts";
+import { localTrafficDetector } from "../../lib/netfilter/mod.ts";
+import { NO_OP_LOCAL_DETECTOR } from "../../lib/netfilter/_local_detector.ts";
 
 Deno.test("localTrafficDetector() ClusterCIDR matches the first cluster CIDR of the family", () => {
   const inputs = { mode: "ClusterCIDR" as const, clusterCIDRs: ["fd00:10::/64", "10.0.0.0/8"] };

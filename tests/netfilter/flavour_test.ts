@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { detectIptablesFlavour, iptablesBinaries } from "../../../lib/backends/iptables/mod.ts";
-import type { CommandRunner } from "../../../lib/exec/mod.ts";
-import { createFakeIptables, type FakeIptables } from "../../support/fake_iptables.ts";
+import type { CommandRunner } from "../../lib/exec/mod.ts";
+import { detectIptablesFlavour, iptablesBinaries } from "../../lib/netfilter/mod.ts";
+import { createFakeIptables, type FakeIptables } from "../support/fake_iptables.ts";
 
 Deno.test("detectIptablesFlavour() picks nft when kubelet's hint chain is in nft mangle", async () => {
   const fake = createFakeIptables();

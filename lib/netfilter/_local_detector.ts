@@ -7,8 +7,8 @@
  * has a podCIDR of the family, and a podCIDR change simply re-renders (the tracker forces a full
  * sync whenever the Node's info changes).
  */
-import { cidrString, parseCIDR } from "../../net/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
+import { cidrString, parseCIDR } from "../net/mod.ts";
+import type { IPFamily } from "../proxy/mod.ts";
 
 /** The --detect-local-mode values, spelled as upstream's KubeProxyConfiguration. */
 export type DetectLocalMode =

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
-import {
-  cleanupIptables,
-  computeCleanupPayload,
-  createIptablesProxier,
-  isCleanupChain,
-} from "../../../lib/backends/iptables/mod.ts";
-import { KUBE_PROXY_CHAINS } from "../../../lib/backends/iptables/cleanup.ts";
-import { IPVS_FILTER_CHAINS, IPVS_NAT_CHAINS } from "../../../lib/backends/ipvs/render_iptables.ts";
-import { createFakeIptables } from "../../support/fake_iptables.ts";
-import { ep, sps, state, svc } from "./state_fixtures.ts";
+import { createIptablesProxier } from "../../lib/backends/iptables/proxier.ts";
+import { IPVS_FILTER_CHAINS, IPVS_NAT_CHAINS } from "../../lib/backends/ipvs/render_iptables.ts";
+import { cleanupIptables, isCleanupChain } from "../../lib/netfilter/mod.ts";
+import { computeCleanupPayload } from "../../lib/netfilter/_cleanup.ts";
+import { KUBE_PROXY_CHAINS } from "../../lib/netfilter/_kube_chains.ts";
+import { createFakeIptables } from "../support/fake_iptables.ts";
+import { ep, sps, state, svc } from "../backends/iptables/state_fixtures.ts";
 
 const USER_RULES =
   '*filter\n-A INPUT -s 203.0.113.2 -m comment --comment "user rule" -j ACCEPT\nCOMMIT\n' +

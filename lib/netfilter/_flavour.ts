@@ -3,8 +3,8 @@
  * of them, and we must use the same one as kubelet. Detection follows
  * kubernetes-sigs/iptables-wrappers.
  */
-import { COMMAND_NOT_FOUND, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
-import type { IPFamily } from "../../proxy/mod.ts";
+import { COMMAND_NOT_FOUND, type CommandRunner, denoCommandRunner } from "../exec/mod.ts";
+import type { IPFamily } from "../proxy/mod.ts";
 
 /** Which iptables backend the binaries talk to. */
 export type IptablesFlavour = "legacy" | "nft";
@@ -124,4 +124,30 @@ export async function detectIptablesFlavour(
   if (!nft.available && legacy.available) return "legacy";
   if (!legacy.available) return "nft";
   return legacy.rules > nft.rules ? "legacy" : "nft";
+}
+
+/**
+ * Whether the nat table of a family and flavour can be read here, reading as little as
+ * possible: legacy's `iptables-save -t nat` up to its first line (the fetch is of nat only);
+ * with nft, `iptables -t nat -S POSTROUTING`, which fetches that one chain, where
+ * iptables-nft-save fetches every table first (slow with a large nat table).
+ */
+export async function natReadable(
+  runner: CommandRunner,
+  family: IPFamily,
+  flavour: IptablesFlavour,
+): Promise<{ ok: boolean; stderr: string }> {
+  const bins = iptablesBinaries(family, flavour);
+  const out = flavour === "nft"
+    ? await runner({ cmd: bins.iptables, args: ["-t", "nat", "-S", "POSTROUTING"] })
+    : await runner({ cmd: bins.save, args: ["-t", "nat"], stdoutUntil: () => true });
+  return { ok: out.code === 0, stderr: out.stderr };
+}
+
+/** The families to proxy: IPv4 always, IPv6 when ip6tables works on this node. */
+export async function usableFamilies(
+  runner: CommandRunner,
+  flavour: IptablesFlavour,
+): Promise<IPFamily[]> {
+  return (await natReadable(runner, "IPv6", flavour)).ok ? ["IPv4", "IPv6"] : ["IPv4"];
 }
