@@ -5,6 +5,7 @@
  * main.ts's, lazy imports included, as `deno info --json` reports it.
  */
 import assert from "node:assert/strict";
+import { PROXY_MODE_NAMES } from "../lib/backends/modes.ts";
 
 /** One module of `deno info --json`, with the dependencies the checks need. */
 interface InfoModule {
@@ -133,6 +134,57 @@ Deno.test("every lib mod.ts lists what it exports (no export *)", async () => {
   for (const path of await modFiles(lib)) {
     const text = await Deno.readTextFile(new URL(path, lib));
     if (/^\s*export\s+\*/m.test(text)) bad.push(`lib/${path}`);
+  }
+  assert.deepEqual(bad, []);
+});
+
+/** The mode folders, lib/backends/<mode>/, one per name the registry lists. */
+function modeFolders(): string[] {
+  return PROXY_MODE_NAMES.map((name) => `backends/${name}`);
+}
+
+/** The mode folder `path` (under lib/) lies in, or null. */
+function modeFolderOf(path: string, modes: readonly string[]): string | null {
+  return modes.find((m) => path.startsWith(`${m}/`)) ?? null;
+}
+
+Deno.test("each mode's mod.ts exports its mode object and nothing else", async () => {
+  const lib = new URL("../lib/", import.meta.url);
+  const bad: string[] = [];
+  for (const folder of modeFolders()) {
+    const url = new URL(`${folder}/mod.ts`, lib);
+    const values = Object.keys(await import(url.href));
+    if (values.length !== 1) bad.push(`lib/${folder}/mod.ts: ${values.join(", ")}`);
+    const text = await Deno.readTextFile(url);
+    const types = text.match(/^export\s+(type|interface)\b.*$|\btype\s+\w+\s*[,}]/gm) ?? [];
+    if (types.length > 0) bad.push(`lib/${folder}/mod.ts types: ${types.join(" ")}`);
+  }
+  assert.deepEqual(bad, []);
+});
+
+Deno.test("lib reaches a mode from outside its folder only through its mod.ts", async () => {
+  const modes = modeFolders();
+  const bad: string[] = [];
+  for (const [from, deps] of await libImports()) {
+    for (const to of deps) {
+      const mode = modeFolderOf(to, modes);
+      if (mode === null || modeFolderOf(from, modes) === mode) continue;
+      if (to !== `${mode}/mod.ts`) bad.push(`lib/${from} -> lib/${to}`);
+    }
+  }
+  assert.deepEqual(bad, []);
+});
+
+Deno.test("no mode folder imports another mode's folder", async () => {
+  const modes = modeFolders();
+  const bad: string[] = [];
+  for (const [from, deps] of await libImports()) {
+    const own = modeFolderOf(from, modes);
+    if (own === null) continue;
+    for (const to of deps) {
+      const other = modeFolderOf(to, modes);
+      if (other !== null && other !== own) bad.push(`lib/${from} -> lib/${to}`);
+    }
   }
   assert.deepEqual(bad, []);
 });
