@@ -95,3 +95,33 @@ export function localTrafficDetector(
     }
   }
 }
+
+/** What a mode's options hold for the detector, as the flags name them; absent is the default. */
+export interface LocalDetectOptions {
+  /** --cluster-cidr values; the first one of the family tells pod traffic apart. */
+  readonly clusterCIDRs?: readonly string[];
+  /**
+   * --detect-local-mode (default ClusterCIDR). NodeCIDR reads the Node's podCIDRs;
+   * BridgeInterface and InterfaceNamePrefix need the two options below.
+   */
+  readonly detectLocalMode?: DetectLocalMode;
+  /** --pod-bridge-interface, for detectLocalMode BridgeInterface. */
+  readonly bridgeInterface?: string;
+  /** --pod-interface-name-prefix, for detectLocalMode InterfaceNamePrefix. */
+  readonly interfaceNamePrefix?: string;
+}
+
+/** The detector of `family` for a mode's options and the Node's spec.podCIDRs. */
+export function localDetectorFor(
+  options: LocalDetectOptions,
+  nodePodCIDRs: readonly string[],
+  family: IPFamily,
+): LocalTrafficDetector {
+  return localTrafficDetector({
+    mode: options.detectLocalMode ?? "ClusterCIDR",
+    clusterCIDRs: options.clusterCIDRs ?? [],
+    nodePodCIDRs,
+    bridgeInterface: options.bridgeInterface ?? "",
+    interfaceNamePrefix: options.interfaceNamePrefix ?? "",
+  }, family);
+}

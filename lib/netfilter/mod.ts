@@ -25,7 +25,12 @@ export {
   isCleanupChain,
   KUBELET_OWNED_CHAINS,
 } from "./_kube_chains.ts";
-export { type DetectLocalMode, localTrafficDetector } from "./_local_detector.ts";
+export {
+  type DetectLocalMode,
+  type LocalDetectOptions,
+  localDetectorFor,
+  localTrafficDetector,
+} from "./_local_detector.ts";
 export {
   chainLine,
   joinRule,

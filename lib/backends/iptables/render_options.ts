@@ -6,7 +6,11 @@ import { isLoopbackIP, resolveNodePortAddresses, selectNodePortIPs } from "../..
 import { masqueradeMarkText } from "../common/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import type { ChainNameCache } from "./chain_name_cache.ts";
-import { type DetectLocalMode, localTrafficDetector } from "../../netfilter/mod.ts";
+import {
+  type LocalDetectOptions,
+  localDetectorFor,
+  localTrafficDetector,
+} from "../../netfilter/mod.ts";
 import {
   CT_STATE_INVALID_DROPPED_COUNTER,
   LOCALHOST_NODEPORTS_ACCEPTED_COUNTER,
@@ -14,22 +18,11 @@ import {
 import { commonRenderOptions, type ProxyConfig } from "../../config/mod.ts";
 
 /** What the renderer needs besides the ProxyState; every field has upstream's default. */
-export interface IptablesRenderOptions {
+export interface IptablesRenderOptions extends LocalDetectOptions {
   /** Bit of the packet mark that flags traffic for masquerade (default 14, i.e. 0x4000). */
   readonly masqueradeBit?: number;
   /** Masquerade all traffic sent to cluster IPs (--masquerade-all). */
   readonly masqueradeAll?: boolean;
-  /** --cluster-cidr values; the first one of the state's family tells pod traffic apart. */
-  readonly clusterCIDRs?: readonly string[];
-  /**
-   * --detect-local-mode (default ClusterCIDR). NodeCIDR reads the state's node podCIDRs;
-   * BridgeInterface and InterfaceNamePrefix need the two options below.
-   */
-  readonly detectLocalMode?: DetectLocalMode;
-  /** --pod-bridge-interface, for detectLocalMode BridgeInterface. */
-  readonly bridgeInterface?: string;
-  /** --pod-interface-name-prefix, for detectLocalMode InterfaceNamePrefix. */
-  readonly interfaceNamePrefix?: string;
   /** Allow NodePorts on 127.0.0.0/8 (IPv4 only; default true). */
   readonly localhostNodePorts?: boolean;
   /** --nodeport-addresses: CIDRs or "primary"; empty means every local address. */
@@ -90,13 +83,7 @@ export function resolveRenderConfig(
   options: IptablesRenderOptions = {},
 ): ResolvedRenderConfig {
   const family = state.family;
-  const detector = localTrafficDetector({
-    mode: options.detectLocalMode ?? "ClusterCIDR",
-    clusterCIDRs: options.clusterCIDRs ?? [],
-    nodePodCIDRs: state.node.podCIDRs,
-    bridgeInterface: options.bridgeInterface ?? "",
-    interfaceNamePrefix: options.interfaceNamePrefix ?? "",
-  }, family);
+  const detector = localDetectorFor(options, state.node.podCIDRs, family);
 
   // NodePort addresses, as upstream's NodePortAddresses: family filter, zero CIDR = all.
   const nodeIPs = state.node.ips;

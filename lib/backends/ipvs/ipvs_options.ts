@@ -13,25 +13,17 @@ import {
 } from "../../net/mod.ts";
 import type { IPFamily, ProxyState } from "../../proxy/mod.ts";
 import { masqueradeMarkText } from "../common/mod.ts";
-import { type DetectLocalMode, localTrafficDetector } from "../../netfilter/mod.ts";
+import { type LocalDetectOptions, localDetectorFor } from "../../netfilter/mod.ts";
 import { commonRenderOptions, type ProxyConfig } from "../../config/mod.ts";
 
 /** What IPVS mode needs besides the ProxyState; every field has upstream's default. */
-export interface IpvsOptions {
+export interface IpvsOptions extends LocalDetectOptions {
   /** --ipvs-scheduler; "" or absent means rr. */
   readonly scheduler?: string;
   /** Bit of the packet mark that flags traffic for masquerade (default 14). */
   readonly masqueradeBit?: number;
   /** --masquerade-all. */
   readonly masqueradeAll?: boolean;
-  /** --cluster-cidr values. */
-  readonly clusterCIDRs?: readonly string[];
-  /** --detect-local-mode (default ClusterCIDR). */
-  readonly detectLocalMode?: DetectLocalMode;
-  /** --pod-bridge-interface. */
-  readonly bridgeInterface?: string;
-  /** --pod-interface-name-prefix. */
-  readonly interfaceNamePrefix?: string;
   /** --nodeport-addresses: CIDRs or "primary"; empty means every node address. */
   readonly nodePortAddresses?: readonly string[];
   /**
@@ -86,13 +78,7 @@ export function resolveIpvsConfig(
   options: IpvsOptions = {},
 ): ResolvedIpvsConfig {
   const family = state.family;
-  const detector = localTrafficDetector({
-    mode: options.detectLocalMode ?? "ClusterCIDR",
-    clusterCIDRs: options.clusterCIDRs ?? [],
-    nodePodCIDRs: state.node.podCIDRs,
-    bridgeInterface: options.bridgeInterface ?? "",
-    interfaceNamePrefix: options.interfaceNamePrefix ?? "",
-  }, family);
+  const detector = localDetectorFor(options, state.node.podCIDRs, family);
   const nodeAddresses: string[] = [];
   for (const raw of options.nodeAddresses ?? state.node.ips) {
     const ip = canonicalIP(raw);
