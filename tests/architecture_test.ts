@@ -1,8 +1,10 @@
 /**
  * The house rules of CONVENTIONS.md that the module graph can check: each folder's `mod.ts` is
  * an explicit list (no `export *`), files marked private (`_name.ts`) are imported only from
- * their own folder, and the lib/* folders import each other without a cycle. The graph is
- * main.ts's, lazy imports included, as `deno info --json` reports it.
+ * their own folder, the lib/* folders import each other without a cycle, and a mode is one
+ * room: its folder's `mod.ts` exports the mode object alone, the rest of lib reaches the folder
+ * only through it, and no mode imports another. The graph is main.ts's, lazy imports included,
+ * as `deno info --json` reports it.
  */
 import assert from "node:assert/strict";
 import { PROXY_MODE_NAMES } from "../lib/backends/modes.ts";
