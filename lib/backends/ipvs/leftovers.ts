@@ -27,9 +27,9 @@ import {
   IPTABLES_JUMP_CHAINS,
   IPTABLES_MODE_CHAINS,
   isCleanupChain,
+  type JumpRule,
   type KeptIptablesState,
-} from "../iptables/mod.ts";
-import type { JumpRule } from "../../netfilter/mod.ts";
+} from "../../netfilter/mod.ts";
 import { deleteIpvsDevice, destroyIpsets } from "./cleanup.ts";
 import { KUBE_IPSET_NAMES } from "./_ipset_names.ts";
 import { parseIpsetSave } from "./_ipset_parser.ts";

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { scaledMs, type SpawnedProcess, type Topology } from "../../../scripts/netns/mod.ts";
 import { leftoverModes, type ProxyModeName } from "../../../lib/backends/mod.ts";
-import { KUBELET_OWNED_CHAINS } from "../../../lib/backends/iptables/mod.ts";
+import { KUBELET_OWNED_CHAINS } from "../../../lib/netfilter/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./cluster_objects.ts";
 import { eventually, type ManifestDir, runProxyOnce, startProxy } from "./proxy_process.ts";
 import { countTraffic, type TrafficCounts, type TrafficReport } from "./switch_traffic.ts";
