@@ -1,8 +1,9 @@
 /**
- * What the continuity tests share: the traffic processes (support/continuity_traffic.ts) and
+ * What the continuity cases share: the traffic processes (support/continuity_traffic.ts) and
  * their reading, the node's conntrack flows, and the services the cases use. `summary()` prints
- * a case's counts and, when CONTINUITY_REPORT names a file, appends them there as a JSON line
- * (bench/continuity_bench.ts reads it).
+ * a case's counts and, when CONTINUITY_REPORT names a file, appends them there as a JSON line;
+ * `CONTINUITY_REPORT=stdout` prints that line prefixed with CONTINUITY_ROW_PREFIX instead, for
+ * the IPVS guest, whose files stay in the guest (bench/continuity_bench.ts reads both).
  */
 import { parseConntrackList } from "../../../lib/conntrack/mod.ts";
 import type { Topology } from "../../../scripts/netns/mod.ts";
@@ -12,7 +13,7 @@ import type { TrafficEvent, TrafficReport } from "./continuity_traffic.ts";
 const TRAFFIC = decodeURIComponent(
   new URL("./continuity_traffic.ts", import.meta.url).pathname,
 );
-/** The modes the continuity cases run in (IPVS needs the qemu guest). */
+/** The modes the host's continuity tests run in (IPVS runs them in the qemu guest). */
 export const MODES = [
   { mode: "iptables", tag: "i", commands: [] as string[] },
   { mode: "nftables", tag: "n", commands: ["nft"] },
@@ -37,16 +38,13 @@ export const WEB = [{
   protocol: "TCP" as const,
   nodePort: 30080,
 }];
-/** One sync: --iptables-min-sync-period=1s plus the manifest watch and the apply. */
-export const ONE_SYNC_MS = 2000;
-
-/** How long the restart case's clients run; its steps take about 6 s. */
-export const RESTART_TRAFFIC_MS = 10_000;
-
 /** Waits `ms`. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts a traffic process in `from` that begins at `started`; `done()` waits for its report. */
+/**
+ * Starts a traffic process in `from` that begins at `started`; `done()` waits for its report,
+ * `stop()` ends its sending first (SIGTERM; its pending TCP attempts still finish).
+ */
 export function traffic(topo: Topology, from: string, started: number, args: string[]) {
   const proc = topo.spawn(from, Deno.execPath(), [
     "run",
@@ -59,16 +57,25 @@ export function traffic(topo: Topology, from: string, started: number, args: str
     String(started),
     ...args,
   ], { label: `traffic ${args.join(" ")}` });
+  const report = async (): Promise<TrafficReport> => {
+    await proc.status;
+    const line = proc.output().trim().split("\n").filter((l) => l.startsWith("{")).at(-1);
+    if (!line) throw new Error(`No traffic report: ${proc.output()}`);
+    return JSON.parse(line) as TrafficReport;
+  };
   return {
     proc,
-    async done(): Promise<TrafficReport> {
-      await proc.status;
-      const line = proc.output().trim().split("\n").filter((l) => l.startsWith("{")).at(-1);
-      if (!line) throw new Error(`No traffic report: ${proc.output()}`);
-      return JSON.parse(line) as TrafficReport;
+    done: report,
+    /** `graceMs` must cover the longest TCP attempt still pending. */
+    async stop(graceMs: number): Promise<TrafficReport> {
+      await proc.kill(graceMs);
+      return await report();
     },
   };
 }
+
+/** The traffic process handle `traffic()` returns. */
+export type Traffic = ReturnType<typeof traffic>;
 
 /** The longest time without an answer between `from` and `to` (ms since the traffic began). */
 export function longestGap(events: readonly TrafficEvent[], from = 0, to = Infinity): number {
@@ -81,7 +88,46 @@ export function longestGap(events: readonly TrafficEvent[], from = 0, to = Infin
   return to === Infinity ? gap : Math.max(gap, to - last);
 }
 
-/** Prints one case's counts (and appends them to $CONTINUITY_REPORT when it is set). */
+/** What prefixes a report row printed on stdout (CONTINUITY_REPORT=stdout). */
+export const CONTINUITY_ROW_PREFIX = "continuity-row ";
+
+/** One case's counts as the bench table shows them. */
+export interface ContinuityRow {
+  readonly mode: string;
+  readonly case: string;
+  readonly sent: number;
+  readonly failed: number;
+  readonly longestGapMs: number | null;
+  /** The rate the client kept: sent per second of sending. */
+  readonly perSecond: number;
+}
+
+/** How many events ended in each error, e.g. `timeout 2, refused 1`; "none" without errors. */
+export function errorKinds(r: TrafficReport): string {
+  const counts = new Map<string, number>();
+  for (const e of r.events) if (e.error) counts.set(e.error, (counts.get(e.error) ?? 0) + 1);
+  return counts.size === 0 ? "none" : [...counts].map(([k, n]) => `${k} ${n}`).join(", ");
+}
+
+/**
+ * When the errors happened: runs of errors less than a second apart, as `1.2-3.4 s (40)`
+ * (seconds since the traffic began, and how many), for telling a restart's window from noise.
+ */
+export function errorSpans(r: TrafficReport): string {
+  const spans: { from: number; to: number; n: number }[] = [];
+  for (const e of r.events) {
+    if (!e.error) continue;
+    const last = spans.at(-1);
+    if (last && e.t - last.to < 1000) {
+      last.to = e.t;
+      last.n++;
+    } else spans.push({ from: e.t, to: e.t, n: 1 });
+  }
+  const s = (ms: number) => (ms / 1000).toFixed(1);
+  return spans.map((x) => `${s(x.from)}-${s(x.to)} s (${x.n})`).join(", ");
+}
+
+/** Prints one case's counts (and reports them as CONTINUITY_REPORT says, when it is set). */
 export function summary(
   mode: string,
   what: string,
@@ -91,12 +137,24 @@ export function summary(
   gap: number | null,
 ): void {
   const shown = gap === null ? "n/a (no answers by design)" : `${gap} ms`;
-  console.log(`  ${what}: sent ${r.sent}, failed ${failed}, longest gap ${shown}`);
+  const perSecond = r.sendingMs > 0 ? Math.round((r.sent - 1) * 1000 / r.sendingMs) : 0;
+  const skipped = r.skipped > 0 ? ` (${r.skipped} ticks skipped: no free source port)` : "";
+  console.log(
+    `  ${what}: sent ${r.sent} (${perSecond}/s kept${skipped}), failed ${failed}, ` +
+      `longest gap ${shown}; errors: ${errorKinds(r)}`,
+  );
+  if (failed > 0) console.log(`    errors at ${errorSpans(r)}`);
   const report = Deno.env.get("CONTINUITY_REPORT");
-  if (report) {
-    const row = { mode, case: what, sent: r.sent, failed, longestGapMs: gap };
-    Deno.writeTextFileSync(report, JSON.stringify(row) + "\n", { append: true });
-  }
+  const row: ContinuityRow = {
+    mode,
+    case: what,
+    sent: r.sent,
+    failed,
+    longestGapMs: gap,
+    perSecond,
+  };
+  if (report === "stdout") console.log(CONTINUITY_ROW_PREFIX + JSON.stringify(row));
+  else if (report) Deno.writeTextFileSync(report, JSON.stringify(row) + "\n", { append: true });
 }
 
 /** The UDP flows to `ip` in the node's conntrack table. */

@@ -2,7 +2,10 @@
  * Steady traffic for the continuity tests, run inside a namespace; prints one JSON report when
  * its time is up. `udp`: one connected socket that keeps its source port sends a datagram every
  * `--interval-ms` and records every echo (who answered) and every ICMP error. `tcp`: opens a
- * connection to each `--to` every `--interval-ms` and records who answered or why not.
+ * connection to each `--to` every `--interval-ms` and records who answered or why not; with
+ * `--source-ports FIRST-LAST` each connection binds the next port of that pool whose previous
+ * connection has ended, so ports come back while the kernel still remembers their last flow.
+ * SIGTERM ends the sending early (the report still comes, after the pending attempts).
  *
  *   deno run --allow-net --allow-ffi continuity_traffic.ts --proto udp --to 172.30.0.53:53 \
  *     --source-port 40053 --interval-ms 50 --duration-ms 8000 --start-at 1764355200000
@@ -12,6 +15,7 @@ import { parseEchoLine } from "../../../scripts/netns/echo_line.ts";
 import { parseHostPort } from "../../../scripts/netns/host_port.ts";
 import { ConnectedUdpSocket } from "../../../scripts/netns/libc_udp.ts";
 import { tcpAttempt } from "../../../scripts/netns/tcp_probe.ts";
+import { tcpFromSourcePort } from "./continuity_libc_tcp.ts";
 
 /** One outcome: when (ms since start), the target, and who answered or the error. */
 export interface TrafficEvent {
@@ -24,6 +28,10 @@ export interface TrafficEvent {
 /** What a run printed. */
 export interface TrafficReport {
   readonly sent: number;
+  /** Ticks with no free source port, not sent (`--source-ports` only). */
+  readonly skipped: number;
+  /** From the first send to the last (ms): sent / sendingMs is the rate the client kept. */
+  readonly sendingMs: number;
   readonly events: TrafficEvent[];
 }
 
@@ -34,17 +42,24 @@ const { values } = parseArgs({
     "source-port": { type: "string" },
     "interval-ms": { type: "string", default: "50" },
     "duration-ms": { type: "string", default: "5000" },
+    /** How long a TCP attempt may take before it counts as a timeout. */
+    "timeout-ms": { type: "string", default: "2000" },
+    /** `FIRST-LAST`: the TCP source ports to cycle through. */
+    "source-ports": { type: "string" },
     /** Wall-clock time (ms since the epoch) to begin at, so the test and the report share t=0. */
     "start-at": { type: "string" },
   },
 });
 const interval = Number(values["interval-ms"]);
 const duration = Number(values["duration-ms"]);
+const timeoutMs = Number(values["timeout-ms"]);
 const targets = values.to ?? [];
 const start = Number(values["start-at"] ?? Date.now());
+let stopped = false;
+Deno.addSignalListener("SIGTERM", () => stopped = true);
 if (start > Date.now()) await new Promise((r) => setTimeout(r, start - Date.now()));
 const events: TrafficEvent[] = [];
-let sent = 0;
+let sent = 0, skipped = 0, lastSend = 0;
 const decoder = new TextDecoder();
 
 async function udp(): Promise<void> {
@@ -53,9 +68,10 @@ async function udp(): Promise<void> {
   if (!opened.ok) throw new Error(`Cannot open a UDP socket to "${to}": errno ${opened.errno}`);
   const sock = opened.value;
   const payload = new TextEncoder().encode("probe\n");
-  for (let tick = 0; tick * interval < duration; tick++) {
+  for (let tick = 0; tick * interval < duration && !stopped; tick++) {
     const s = sock.send(payload);
     sent++;
+    lastSend = Date.now() - start;
     if (!s.ok) events.push({ t: Date.now() - start, to, error: `errno ${s.errno}` });
     const until = start + (tick + 1) * interval;
     while (Date.now() < until) {
@@ -71,14 +87,53 @@ async function udp(): Promise<void> {
   sock.close();
 }
 
+/** The source port pool: `next()` hands out the next port whose last connection ended. */
+function sourcePorts(range: string | undefined) {
+  if (range === undefined) return null;
+  const m = /^(\d+)-(\d+)$/.exec(range);
+  const [first, last] = [Number(m?.[1]), Number(m?.[2])];
+  if (!m || !(first >= 1024 && last <= 65535 && first <= last)) {
+    throw new Error(`Invalid --source-ports "${range}": expected FIRST-LAST such as "41000-41099"`);
+  }
+  const busy = new Set<number>();
+  let at = first;
+  return {
+    next(): number | null {
+      for (let i = 0; i <= last - first; i++) {
+        const port = at;
+        at = at === last ? first : at + 1;
+        if (!busy.has(port)) {
+          busy.add(port);
+          return port;
+        }
+      }
+      return null;
+    },
+    release: (port: number) => busy.delete(port),
+  };
+}
+
 async function tcp(): Promise<void> {
   const pending: Promise<void>[] = [];
-  for (let tick = 0; tick * interval < duration; tick++) {
+  const pool = sourcePorts(values["source-ports"]);
+  for (let tick = 0; tick * interval < duration && !stopped; tick++) {
     for (const to of targets) {
       sent++;
       const t = Date.now() - start;
+      lastSend = t;
+      const dest = parseHostPort(to);
+      const port = pool?.next() ?? null;
+      if (pool !== null && port === null) {
+        // Every port's last connection is still open on the client: the client is the limit.
+        sent--;
+        skipped++;
+        continue;
+      }
+      const attempt = pool === null || port === null
+        ? tcpAttempt(dest, timeoutMs)
+        : tcpFromSourcePort(dest, port, timeoutMs).finally(() => pool.release(port));
       pending.push(
-        tcpAttempt(parseHostPort(to), 2000).then((a) => {
+        attempt.then((a) => {
           events.push(a.ok ? { t, to, name: a.name } : { t, to, error: a.error });
         }),
       );
@@ -90,4 +145,7 @@ async function tcp(): Promise<void> {
 }
 
 await (values.proto === "tcp" ? tcp() : udp());
-console.log(JSON.stringify({ sent, events } satisfies TrafficReport));
+events.sort((a, b) => a.t - b.t);
+console.log(JSON.stringify({ sent, skipped, sendingMs: lastSend, events } satisfies TrafficReport));
+// The SIGTERM listener would keep the process waiting.
+Deno.exit(0);

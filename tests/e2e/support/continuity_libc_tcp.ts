@@ -1,0 +1,175 @@
+/**
+ * One short TCP connection from a chosen IPv4 source port, over libc (Deno FFI): Deno.connect
+ * cannot bind the local port, and the port-reuse case needs each port to come back while IPVS
+ * still lists the port's previous connection. The client reads the echo line and then waits for
+ * the server's FIN before closing, so the server closes first and the client's socket leaves no
+ * TIME_WAIT behind that would block the port's next connection.
+ */
+import { parseEchoLine } from "../../../scripts/netns/echo_line.ts";
+import type { HostPort } from "../../../scripts/netns/host_port.ts";
+import { parseIPv4 } from "../../../lib/net/mod.ts";
+
+const AF_INET = 2;
+const SOCK_STREAM = 1;
+const SOCK_NONBLOCK = 0o4000;
+const SOCK_CLOEXEC = 0o2000000;
+const SOL_SOCKET = 1;
+const SO_REUSEADDR = 2;
+const SO_ERROR = 4;
+const POLLIN = 1;
+const POLLOUT = 4;
+const MSG_DONTWAIT = 0x40;
+const EAGAIN = 11;
+const EINPROGRESS = 115;
+
+/** The errno values a failed connection is named by, as tcp_probe.ts names Deno's errors. */
+const ERRNO_NAMES: Readonly<Record<number, string>> = {
+  98: "source port in use",
+  99: "source port busy for this destination",
+  101: "unreachable",
+  104: "reset",
+  110: "timeout",
+  111: "refused",
+  113: "unreachable",
+};
+
+const symbols = {
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
+  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  poll: { parameters: ["buffer", "u64", "i32"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+let lib: Deno.DynamicLibrary<typeof symbols> | null = null;
+
+function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
+  lib ??= Deno.dlopen("libc.so.6", symbols);
+  return lib.symbols;
+}
+
+function errno(): number {
+  const ptr = libc().__errno_location();
+  return ptr === null ? 0 : new Deno.UnsafePointerView(ptr).getInt32();
+}
+
+function sockaddr(host: string | null, port: number): Uint8Array<ArrayBuffer> {
+  const buf = new Uint8Array(16);
+  const view = new DataView(buf.buffer);
+  view.setUint16(0, AF_INET, true);
+  view.setUint16(2, port, false);
+  if (host !== null) {
+    const bytes = parseIPv4(host);
+    if (!bytes) throw new Error(`Invalid IPv4 address "${host}"`);
+    buf.set(bytes, 4);
+  }
+  return buf;
+}
+
+/**
+ * One poll(2) over every socket waiting, every few milliseconds: hundreds of connections in
+ * flight cost one system call per tick instead of a blocked thread each (thread hand-offs are
+ * what an emulated CPU can least afford).
+ */
+class Poller {
+  readonly #waiting = new Map<
+    number,
+    { events: number; deadline: number; done: (ok: boolean) => void }
+  >();
+  #timer: ReturnType<typeof setTimeout> | null = null;
+
+  /** Resolves true once `fd` is ready for `events`, false once `deadline` (epoch ms) passes. */
+  wait(fd: number, events: number, deadline: number): Promise<boolean> {
+    return new Promise((done) => {
+      this.#waiting.set(fd, { events, deadline, done });
+      this.#timer ??= setTimeout(() => this.#tick(), 0);
+    });
+  }
+
+  #tick(): void {
+    this.#timer = null;
+    const fds = [...this.#waiting.keys()];
+    const buf = new Uint8Array(8 * fds.length);
+    const view = new DataView(buf.buffer);
+    fds.forEach((fd, i) => {
+      view.setInt32(8 * i, fd, true);
+      view.setInt16(8 * i + 4, this.#waiting.get(fd)!.events, true);
+    });
+    const n = fds.length > 0 ? libc().poll(buf, BigInt(fds.length), 0) : 0;
+    const now = Date.now();
+    fds.forEach((fd, i) => {
+      const w = this.#waiting.get(fd)!;
+      // revents: the asked events, or an error or hang-up the next call will name.
+      if (n > 0 && view.getInt16(8 * i + 6, true) !== 0) {
+        this.#waiting.delete(fd);
+        w.done(true);
+      } else if (now >= w.deadline) {
+        this.#waiting.delete(fd);
+        w.done(false);
+      }
+    });
+    if (this.#waiting.size > 0) this.#timer = setTimeout(() => this.#tick(), POLL_TICK_MS);
+  }
+}
+
+/** How often the poller looks at its sockets. */
+const POLL_TICK_MS = 2;
+const poller = new Poller();
+
+/** Waits until `fd` is ready for `events` or `deadline` (ms since the epoch) passes. */
+function waitFor(fd: number, events: number, deadline: number): Promise<boolean> {
+  return poller.wait(fd, events, deadline);
+}
+
+/** What one connection got: the answering pod's name, or why not. */
+export type SourcePortAttempt = { ok: true; name: string } | { ok: false; error: string };
+
+const failed = (code: number): SourcePortAttempt => ({
+  ok: false,
+  error: ERRNO_NAMES[code] ?? `errno ${code}`,
+});
+
+/** Connects from `sourcePort` to `dest` and reads one echo line within `timeoutMs`. */
+export async function tcpFromSourcePort(
+  dest: HostPort,
+  sourcePort: number,
+  timeoutMs: number,
+): Promise<SourcePortAttempt> {
+  if (dest.family !== 4) throw new Error(`Invalid destination "${dest.host}": expected IPv4`);
+  const c = libc();
+  const deadline = Date.now() + timeoutMs;
+  const fd = c.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return failed(errno());
+  try {
+    const one = new Uint8Array(new Int32Array([1]).buffer);
+    if (c.setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, one, 4) < 0) return failed(errno());
+    const local = sockaddr(null, sourcePort);
+    if (c.bind(fd, local, local.length) < 0) return failed(errno());
+    const remote = sockaddr(dest.host, dest.port);
+    if (c.connect(fd, remote, remote.length) < 0 && errno() !== EINPROGRESS) return failed(errno());
+    if (!await waitFor(fd, POLLOUT, deadline)) return { ok: false, error: "timeout" };
+    const soError = new Uint8Array(4);
+    const soLen = new Uint8Array(new Uint32Array([4]).buffer);
+    if (c.getsockopt(fd, SOL_SOCKET, SO_ERROR, soError, soLen) < 0) return failed(errno());
+    const connectErr = new DataView(soError.buffer).getInt32(0, true);
+    if (connectErr !== 0) return failed(connectErr);
+    const buf = new Uint8Array(512);
+    let text = "", eof = false;
+    while (!eof) {
+      const n = Number(c.recv(fd, buf, BigInt(buf.length), MSG_DONTWAIT));
+      if (n > 0) text += new TextDecoder().decode(buf.subarray(0, n));
+      else if (n === 0) eof = true;
+      else if (errno() !== EAGAIN) return failed(errno());
+      else if (!await waitFor(fd, POLLIN, deadline)) break;
+    }
+    const answer = parseEchoLine(text);
+    if (answer) return { ok: true, name: answer.name };
+    return { ok: false, error: text === "" && !eof ? "timeout" : "empty" };
+  } finally {
+    c.close(fd);
+  }
+}
