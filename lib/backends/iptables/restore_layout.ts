@@ -4,6 +4,7 @@
  */
 import { keptLines, type RestoreBody, restoreHead, type WrittenRules } from "./restore_payload.ts";
 import { linesText } from "../common/mod.ts";
+import { KUBE_MARK_MASQ } from "./chain_names.ts";
 import type { OwnedLine } from "./rule_buffer.ts";
 
 /**
@@ -16,7 +17,8 @@ import type { OwnedLine } from "./rule_buffer.ts";
  *   in name order, then each chain's rules (in render order), chains in name order. Legacy
  *   iptables-restore keeps its chains in a name-sorted list and inserts each new one by walking
  *   it, so chains that come in name order, and rules that come chain by chain in that order,
- *   make a large restore markedly cheaper than the render's hash order.
+ *   make a large restore markedly cheaper than the render's hash order. One exception: see
+ *   DECLARED_LAST.
  */
 export type NatLayoutKind = "streamed" | "held" | "saved";
 
@@ -96,6 +98,16 @@ export function natLayout(
 const PER_PIECE = 128;
 
 /**
+ * The chain the "saved" layout declares after all others: the jump target of most nat rules
+ * (every service chain's masquerade rule and every endpoint chain's hairpin rule). For each
+ * jump, iptables-restore first looks its target up in libxtables' table of the chain names
+ * declared so far (512 buckets, each a list searched from its newest name): a target declared
+ * last is found at once, while the one declared in name order sits behind every later chain of
+ * its bucket. Where it is declared changes no rule.
+ */
+const DECLARED_LAST = KUBE_MARK_MASQ;
+
+/**
  * The "saved" layout. Each slice's rules are joined run by run (a run: consecutive rules of one
  * chain), so what is held weighs about what the "held" layout holds, and each run is let go
  * once written; at the end each chain's runs follow in the order of the sorted declarations,
@@ -140,8 +152,14 @@ function savedOrderLayout(body: RestoreBody, written: WrittenRules): NatLayout {
       yield restoreHead(body);
       // `:NAME - [0:0]` lines sort by NAME.
       declarations.sort();
-      for (let i = 0; i < declarations.length; i += PER_PIECE) {
-        yield linesText(declarations.slice(i, i + PER_PIECE));
+      const last = declarations.findIndex((d) => d.startsWith(`:${DECLARED_LAST} `));
+      const written = last < 0 ? declarations : [
+        ...declarations.slice(0, last),
+        ...declarations.slice(last + 1),
+        declarations[last]!,
+      ];
+      for (let i = 0; i < written.length; i += PER_PIECE) {
+        yield linesText(written.slice(i, i + PER_PIECE));
       }
       let piece: string[] = [];
       const take = (chain: string) => {

@@ -120,19 +120,20 @@ Deno.test("natLayout() counts into `written` the rules of the lines it keeps, wh
   }
 });
 
-Deno.test("natLayout() saved writes nothing until the render ends, then the lines in the order iptables-save prints them", () => {
+Deno.test("natLayout() saved writes nothing until the render ends, then the lines in the order iptables-save prints them, KUBE-MARK-MASQ declared last", () => {
   const saved = lay("saved", FULL);
   assert.equal(saved.early, "");
   assert.deepEqual(linesOf(saved.all), [
     "*nat",
     ":KUBE-PROXY-CANARY - [0:0]",
-    ":KUBE-MARK-MASQ - [0:0]",
     ":KUBE-SEP-MMM - [0:0]",
     ":KUBE-SEP-QQQ - [0:0]",
     ":KUBE-SERVICES - [0:0]",
     ":KUBE-SVC-AAA - [0:0]",
     ":KUBE-SVC-CCC - [0:0]",
     ":KUBE-SVC-ZZZ - [0:0]",
+    // Declared after the others (see DECLARED_LAST); its rules keep their place in name order.
+    ":KUBE-MARK-MASQ - [0:0]",
     "-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000",
     "-A KUBE-SERVICES -j KUBE-SVC-ZZZ",
     "-A KUBE-SERVICES -j KUBE-SVC-AAA",
@@ -152,4 +153,15 @@ Deno.test("natLayout() saved writes nothing until the render ends, then the line
     "-A KUBE-SERVICES -j KUBE-SVC-ZZZ",
     "-A KUBE-SERVICES -j KUBE-SVC-AAA",
   ]);
+});
+
+Deno.test("natLayout() saved writes the same lines as streamed, whatever it declares last", () => {
+  for (const body of [PARTIAL, FULL]) {
+    const saved = linesOf(lay("saved", body).all);
+    assert.deepEqual([...saved].sort(), linesOf(lay("streamed", body).all).sort());
+    const declared = saved.filter((l) => l.startsWith(":"));
+    const firstRule = saved.findIndex((l) => l.startsWith("-A"));
+    assert.ok(saved.slice(firstRule).every((l) => !l.startsWith(":")), "declarations first");
+    assert.equal(declared.includes(":KUBE-MARK-MASQ - [0:0]"), body === FULL);
+  }
 });
