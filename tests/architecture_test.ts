@@ -190,3 +190,13 @@ Deno.test("no mode folder imports another mode's folder", async () => {
   }
   assert.deepEqual(bad, []);
 });
+
+Deno.test("a mode folder reaches lib/backends' interfaces without its mod.ts (which loads the modes)", async () => {
+  const modes = modeFolders();
+  const bad: string[] = [];
+  for (const [from, deps] of await libImports()) {
+    if (modeFolderOf(from, modes) === null) continue;
+    for (const to of deps) if (to === "backends/mod.ts") bad.push(`lib/${from} -> lib/${to}`);
+  }
+  assert.deepEqual(bad, []);
+});

@@ -10,7 +10,7 @@ import {
   restoreFailureCounter,
   syncLatencyHistograms,
 } from "../../metrics/mod.ts";
-import type { BackendMetricsFor, ModeMetricsExtras, PacketCounters } from "../mod.ts";
+import type { BackendMetricsFor, ModeMetricsExtras, PacketCounters } from "../mode.ts";
 
 /**
  * Upstream's nfacct-backed counters in iptables mode: the metric and the nfacct object whose

@@ -5,7 +5,7 @@
 import { type CommandRunner, ensureSysctl } from "../../exec/mod.ts";
 import type { Logger } from "../../log/mod.ts";
 import { ipCommandAddressLister } from "../../net/mod.ts";
-import type { ModeDefinition } from "../mod.ts";
+import type { ModeDefinition } from "../mode.ts";
 import { detectIptablesFlavour, usableFamilies } from "../../netfilter/mod.ts";
 import { requireIptables } from "../common/mod.ts";
 import { registerIptablesMetrics } from "./metrics.ts";

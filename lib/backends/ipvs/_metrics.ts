@@ -5,7 +5,7 @@ import {
   type Registry,
   restoreFailureCounter,
 } from "../../metrics/mod.ts";
-import type { BackendMetricsFor } from "../mod.ts";
+import type { BackendMetricsFor } from "../mode.ts";
 
 /** Registers IPVS mode's metrics on `registry`; each call of the result serves one family. */
 export function registerIpvsMetrics(registry: Registry): BackendMetricsFor {

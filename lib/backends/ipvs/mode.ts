@@ -9,7 +9,7 @@ import type { Logger } from "../../log/mod.ts";
 import { parseCIDR } from "../../net/mod.ts";
 import { detectIptablesFlavour, usableFamilies } from "../../netfilter/mod.ts";
 import { requireIptables } from "../common/mod.ts";
-import { type ModeDefinition, ModeUnavailableError } from "../mod.ts";
+import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import type { Clock } from "../../sync/mod.ts";
 import { registerIpvsMetrics } from "./_metrics.ts";
 import { drainCheckIntervalMs } from "./drain_check_interval.ts";

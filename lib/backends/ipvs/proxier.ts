@@ -15,7 +15,7 @@ import {
   NO_BACKEND_METRICS,
   type ProxyBackend,
   type SyncReport,
-} from "../mod.ts";
+} from "../backend.ts";
 import { CommandError, type CommandRunner, denoCommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
 import type { CIDR } from "../../net/mod.ts";

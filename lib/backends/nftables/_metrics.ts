@@ -5,7 +5,7 @@ import {
   type Registry,
   syncLatencyHistograms,
 } from "../../metrics/mod.ts";
-import type { BackendMetricsFor } from "../mod.ts";
+import type { BackendMetricsFor } from "../mode.ts";
 
 /** Registers nftables mode's metrics on `registry`; each call of the result serves one family. */
 export function registerNftablesMetrics(registry: Registry): BackendMetricsFor {

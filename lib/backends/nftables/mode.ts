@@ -4,7 +4,7 @@
  */
 import { COMMAND_NOT_FOUND, type CommandRunner } from "../../exec/mod.ts";
 import type { IPFamily } from "../../proxy/mod.ts";
-import { type ModeDefinition, ModeUnavailableError } from "../mod.ts";
+import { type ModeDefinition, ModeUnavailableError } from "../mode.ts";
 import { registerNftablesMetrics } from "./_metrics.ts";
 import { createNftablesProxier } from "./proxier.ts";
 import { renderNftables } from "./render.ts";
