@@ -143,7 +143,8 @@ export function summary(
     `  ${what}: sent ${r.sent} (${perSecond}/s kept${skipped}), failed ${failed}, ` +
       `longest gap ${shown}; errors: ${errorKinds(r)}`,
   );
-  if (failed > 0) console.log(`    errors at ${errorSpans(r)}`);
+  const spans = errorSpans(r);
+  if (spans !== "") console.log(`    errors at ${spans}`);
   const report = Deno.env.get("CONTINUITY_REPORT");
   const row: ContinuityRow = {
     mode,

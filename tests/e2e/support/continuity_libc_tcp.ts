@@ -1,7 +1,7 @@
 /**
- * One short TCP connection from a chosen IPv4 source port, over libc (Deno FFI): Deno.connect
- * cannot bind the local port, and the port-reuse case needs each port to come back while IPVS
- * still lists the port's previous connection. The client reads the echo line and then waits for
+ * One short TCP connection, from a chosen IPv4 source port or any, over libc (Deno FFI):
+ * Deno.connect cannot bind the local port, and the port-reuse case needs each port to come back
+ * while IPVS still lists the port's previous connection. The client reads the echo line and then waits for
  * the server's FIN before closing, so the server closes first and the client's socket leaves no
  * TIME_WAIT behind that would block the port's next connection.
  */
@@ -21,6 +21,7 @@ const POLLOUT = 4;
 const MSG_DONTWAIT = 0x40;
 const EAGAIN = 11;
 const EINPROGRESS = 115;
+const EADDRNOTAVAIL = 99;
 
 /** The errno values a failed connection is named by, as tcp_probe.ts names Deno's errors. */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
@@ -125,15 +126,28 @@ function waitFor(fd: number, events: number, deadline: number): Promise<boolean>
   return poller.wait(fd, events, deadline);
 }
 
-/** What one connection got: the answering pod's name, or why not. */
-export type SourcePortAttempt = { ok: true; name: string } | { ok: false; error: string };
+/**
+ * What one connection got: the answering pod's name, or why not; `closedFirst` says the
+ * client closed before the server's FIN came, which leaves the port in TIME_WAIT on the client;
+ * `notSent` says the client's own kernel refused the port (its previous connection to the same
+ * address is still closing there), so no packet left.
+ */
+export type SourcePortAttempt =
+  & ({ ok: true; name: string } | { ok: false; error: string; notSent?: true })
+  & { closedFirst: boolean };
 
 const failed = (code: number): SourcePortAttempt => ({
   ok: false,
   error: ERRNO_NAMES[code] ?? `errno ${code}`,
+  closedFirst: true,
 });
 
-/** Connects from `sourcePort` to `dest` and reads one echo line within `timeoutMs`. */
+/**
+ * Connects from `sourcePort` (0: any) to `dest` and reads one echo line within `timeoutMs`. A
+ * socket found ready when the client looks counts as answered even if the client process was
+ * descheduled past the deadline (whole-machine stalls of the emulated guest): only the network
+ * not answering is a timeout.
+ */
 export async function tcpFromSourcePort(
   dest: HostPort,
   sourcePort: number,
@@ -148,10 +162,18 @@ export async function tcpFromSourcePort(
     const one = new Uint8Array(new Int32Array([1]).buffer);
     if (c.setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, one, 4) < 0) return failed(errno());
     const local = sockaddr(null, sourcePort);
-    if (c.bind(fd, local, local.length) < 0) return failed(errno());
+    if (sourcePort !== 0 && c.bind(fd, local, local.length) < 0) return failed(errno());
     const remote = sockaddr(dest.host, dest.port);
-    if (c.connect(fd, remote, remote.length) < 0 && errno() !== EINPROGRESS) return failed(errno());
-    if (!await waitFor(fd, POLLOUT, deadline)) return { ok: false, error: "timeout" };
+    if (c.connect(fd, remote, remote.length) < 0) {
+      const e = errno();
+      if (e === EADDRNOTAVAIL) {
+        return { ok: false, error: ERRNO_NAMES[e]!, closedFirst: true, notSent: true };
+      }
+      if (e !== EINPROGRESS) return failed(e);
+    }
+    if (!await waitFor(fd, POLLOUT, deadline)) {
+      return { ok: false, error: "timeout", closedFirst: true };
+    }
     const soError = new Uint8Array(4);
     const soLen = new Uint8Array(new Uint32Array([4]).buffer);
     if (c.getsockopt(fd, SOL_SOCKET, SO_ERROR, soError, soLen) < 0) return failed(errno());
@@ -167,8 +189,8 @@ export async function tcpFromSourcePort(
       else if (!await waitFor(fd, POLLIN, deadline)) break;
     }
     const answer = parseEchoLine(text);
-    if (answer) return { ok: true, name: answer.name };
-    return { ok: false, error: text === "" && !eof ? "timeout" : "empty" };
+    if (answer) return { ok: true, name: answer.name, closedFirst: !eof };
+    return { ok: false, error: text === "" && !eof ? "timeout" : "empty", closedFirst: !eof };
   } finally {
     c.close(fd);
   }

@@ -36,6 +36,7 @@ export async function restartCase(stage: ContinuityStage): Promise<void> {
     endpointSlice("demo", "dns", dnsEndpoints, DNS),
     ...extra,
   ];
+  await stage.startServers([A.name, B.name]);
   await stage.publishApplied(state(both));
   const t0 = stage.startAt();
   // Sending ends when the steps are done (stop()); the duration is only an upper bound.

@@ -187,6 +187,7 @@ async function rollOut(stage: ContinuityStage, opts: RollingOptions): Promise<Ro
       ready(REMOTE_POD.ip, "node2"),
     ], EDGE_PORTS),
   ];
+  await stage.startServers([...old, ...fresh, REMOTE_POD].map((p) => p.name));
   await stage.publishApplied([...web(old.map((p) => ready(p.ip))), ...edge(ready(old[0].ip))]);
   // Connected while the clients' deno processes start.
   const heldOpen = HeldConnection.open(topo, "client2", `${opts.vip}:90`);

@@ -14,7 +14,6 @@ import { parseArgs } from "node:util";
 import { parseEchoLine } from "../../../scripts/netns/echo_line.ts";
 import { parseHostPort } from "../../../scripts/netns/host_port.ts";
 import { ConnectedUdpSocket } from "../../../scripts/netns/libc_udp.ts";
-import { tcpAttempt } from "../../../scripts/netns/tcp_probe.ts";
 import { tcpFromSourcePort } from "./continuity_libc_tcp.ts";
 
 /** One outcome: when (ms since start), the target, and who answered or the error. */
@@ -28,8 +27,10 @@ export interface TrafficEvent {
 /** What a run printed. */
 export interface TrafficReport {
   readonly sent: number;
-  /** Ticks with no free source port, not sent (`--source-ports` only). */
+  /** Ticks with no source port free on the client, not sent (`--source-ports` only). */
   readonly skipped: number;
+  /** UDP: when each datagram went out (ms since start), for counting answers per window. */
+  readonly sends?: number[];
   /** From the first send to the last (ms): sent / sendingMs is the rate the client kept. */
   readonly sendingMs: number;
   readonly events: TrafficEvent[];
@@ -59,6 +60,7 @@ let stopped = false;
 Deno.addSignalListener("SIGTERM", () => stopped = true);
 if (start > Date.now()) await new Promise((r) => setTimeout(r, start - Date.now()));
 const events: TrafficEvent[] = [];
+const sends: number[] = [];
 let sent = 0, skipped = 0, lastSend = 0;
 const decoder = new TextDecoder();
 
@@ -72,6 +74,7 @@ async function udp(): Promise<void> {
     const s = sock.send(payload);
     sent++;
     lastSend = Date.now() - start;
+    sends.push(lastSend);
     if (!s.ok) events.push({ t: Date.now() - start, to, error: `errno ${s.errno}` });
     const until = start + (tick + 1) * interval;
     while (Date.now() < until) {
@@ -87,6 +90,9 @@ async function udp(): Promise<void> {
   sock.close();
 }
 
+/** How long Linux keeps a closed TCP socket in TIME_WAIT (TCP_TIMEWAIT_LEN), and a margin. */
+const CLIENT_TIME_WAIT_MS = 61_000;
+
 /** The source port pool: `next()` hands out the next port whose last connection ended. */
 function sourcePorts(range: string | undefined) {
   if (range === undefined) return null;
@@ -95,21 +101,25 @@ function sourcePorts(range: string | undefined) {
   if (!m || !(first >= 1024 && last <= 65535 && first <= last)) {
     throw new Error(`Invalid --source-ports "${range}": expected FIRST-LAST such as "41000-41099"`);
   }
-  const busy = new Set<number>();
+  /** Ports in use, with when they come free (Infinity while their connection is open). */
+  const busy = new Map<number, number>();
   let at = first;
   return {
     next(): number | null {
+      const now = Date.now();
       for (let i = 0; i <= last - first; i++) {
         const port = at;
         at = at === last ? first : at + 1;
-        if (!busy.has(port)) {
-          busy.add(port);
+        if ((busy.get(port) ?? 0) <= now) {
+          busy.set(port, Infinity);
           return port;
         }
       }
       return null;
     },
-    release: (port: number) => busy.delete(port),
+    /** A port the client closed first sits in the client's own TIME_WAIT (60 s on Linux). */
+    release: (port: number, closedFirst: boolean) =>
+      busy.set(port, closedFirst ? Date.now() + CLIENT_TIME_WAIT_MS : 0),
   };
 }
 
@@ -129,12 +139,16 @@ async function tcp(): Promise<void> {
         skipped++;
         continue;
       }
-      const attempt = pool === null || port === null
-        ? tcpAttempt(dest, timeoutMs)
-        : tcpFromSourcePort(dest, port, timeoutMs).finally(() => pool.release(port));
+      const attempt = tcpFromSourcePort(dest, port ?? 0, timeoutMs).then((a) => {
+        if (port !== null) pool?.release(port, a.closedFirst);
+        return a;
+      });
       pending.push(
         attempt.then((a) => {
-          events.push(a.ok ? { t, to, name: a.name } : { t, to, error: a.error });
+          if (!a.ok && a.notSent) {
+            sent--;
+            skipped++;
+          } else events.push(a.ok ? { t, to, name: a.name } : { t, to, error: a.error });
         }),
       );
     }
@@ -146,6 +160,14 @@ async function tcp(): Promise<void> {
 
 await (values.proto === "tcp" ? tcp() : udp());
 events.sort((a, b) => a.t - b.t);
-console.log(JSON.stringify({ sent, skipped, sendingMs: lastSend, events } satisfies TrafficReport));
+console.log(JSON.stringify(
+  {
+    sent,
+    skipped,
+    sendingMs: lastSend,
+    events,
+    ...(values.proto === "tcp" ? {} : { sends }),
+  } satisfies TrafficReport,
+));
 // The SIGTERM listener would keep the process waiting.
 Deno.exit(0);

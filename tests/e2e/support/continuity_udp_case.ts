@@ -31,6 +31,7 @@ export async function udpFollowCase(stage: ContinuityStage): Promise<void> {
     service("demo", "sink", ONE_WAY_VIP, SINK),
     endpointSlice("demo", "sink", eps, SINK),
   ];
+  await stage.startServers([A.name, B.name]);
   await stage.publishApplied(state([A.ip]));
   const sinkA = await oneWaySink(topo, A.name, 9999);
   const sinkB = await oneWaySink(topo, B.name, 9999);
@@ -92,10 +93,17 @@ export async function udpFollowCase(stage: ContinuityStage): Promise<void> {
     new Set(ok.filter((e) => e.t >= from && e.t < to).map((e) => e.name));
   const firstAfter = (t: number, name: string) =>
     (ok.find((e) => e.t >= t && e.name === name)?.t ?? Infinity) - t;
-  /** Datagrams sent in [from, to) that got no answer (one tick every 50 ms from t0). */
+  // Each answer goes to the latest datagram sent before it that has none yet.
+  const sends = r.sends ?? [];
+  const answered = new Set<number>();
+  for (const e of ok) {
+    let k = sends.findLastIndex((t) => t <= e.t);
+    while (k >= 0 && answered.has(k)) k--;
+    if (k >= 0) answered.add(k);
+  }
+  /** Datagrams sent in [from, to) that got no answer. */
   const unanswered = (from: number, to: number) =>
-    Array.from({ length: r.sent }, (_, k) => k * 50).filter((t) => t >= from && t < to).length -
-    ok.filter((e) => e.t >= from && e.t < to).length;
+    sends.filter((t, k) => t >= from && t < to && !answered.has(k)).length;
   console.log(`${mode}: UDP sender keeping its source port, 20 packets/s`);
   summary(
     mode,
