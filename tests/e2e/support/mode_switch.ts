@@ -13,7 +13,12 @@ import { leftoverModes, type ProxyModeName } from "../../../lib/backends/mod.ts"
 import { KUBELET_OWNED_CHAINS } from "../../../lib/netfilter/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./cluster_objects.ts";
 import { eventually, type ManifestDir, runProxyOnce, startProxy } from "./proxy_process.ts";
-import { countTraffic, type TrafficCounts, type TrafficReport } from "./switch_traffic.ts";
+import {
+  countTraffic,
+  type TrafficAttempt,
+  type TrafficCounts,
+  type TrafficReport,
+} from "./switch_traffic.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 const DNS: TestPort[] = [{ name: "dns", port: 53, targetPort: 8080, protocol: "UDP" }];
@@ -104,6 +109,8 @@ export interface Switch {
   readonly from: SpawnedProcess | null;
   readonly to: ProxyModeName;
   readonly udpSourcePort: number;
+  /** The first of the TCP connections' source ports (see trafficDuring); default ephemeral. */
+  readonly tcpSourcePort?: number;
   /** The old mode's leftovers (empty once it is clean). */
   readonly leftovers: () => Promise<string[]>;
   /** More flags for the new program. */
@@ -115,6 +122,12 @@ export interface Switch {
   readonly sameFlow?: boolean;
   /** The longest gap allowed between answered attempts, in ms; default 1000. */
   readonly maxGapMs?: number;
+  /**
+   * Whether the traffic from the switch's start to the new program's first sync, while it
+   * starts and no rule changes, is the baseline: then the whole window may add at most 1 s to its longest gap
+   * (maxGapMs is not used), and the result carries it for the switches after.
+   */
+  readonly baselineBeforeSync?: boolean;
   /** How long the new program may take until the leftovers are gone; default 10 s. */
   readonly takeoverTimeoutMs?: number;
 }
@@ -132,6 +145,8 @@ export interface SwitchResult {
   readonly udp: TrafficCounts;
   readonly flowBefore: string | null;
   readonly flowAfter: string | null;
+  /** With `baselineBeforeSync`: the traffic until the new program's first sync. */
+  readonly baseline?: { readonly tcp: TrafficCounts; readonly udp: TrafficCounts };
 }
 
 /** The traffic sent while one action ran, and the UDP flow's conntrack id around it. */
@@ -141,19 +156,38 @@ export interface TrafficWindow<T> {
   readonly udp: TrafficCounts;
   readonly flowBefore: string | null;
   readonly flowAfter: string | null;
+  /** What the client printed: every attempt, timed from its start. */
+  readonly report: TrafficReport;
+  /** When the action started (`Date.now()`). */
+  readonly actionStartedEpochMs: number;
+}
+
+/**
+ * Counts every attempt; the longest gap only among those started once the action had (before,
+ * the client was starting up and warming its sockets, which is not what the action costs).
+ */
+function countWindow(
+  report: TrafficReport,
+  attempts: readonly TrafficAttempt[],
+  fromEpochMs: number,
+): TrafficCounts {
+  const since = attempts.filter((a) => report.startedEpochMs + a.atMs >= fromEpochMs);
+  return { ...countTraffic(attempts), maxGapMs: countTraffic(since).maxGapMs };
 }
 
 /**
  * Runs `action` while the client pod sends switch_traffic.ts's traffic (UDP from
- * `udpSourcePort`), and counts what was answered. The action starts once the UDP flow has its
- * conntrack entry. Attempts time out after 1 s times the time scale: the client shares the
- * node's CPU with whatever the action starts.
+ * `udpSourcePort`; TCP from the kernel's ephemeral ports, or from `tcpSourcePort` counting up,
+ * one port per connection), and counts what was answered. The action starts once the UDP flow
+ * has its conntrack entry. Attempts time out after 1 s times the time scale: the client shares
+ * the node's CPU with whatever the action starts.
  */
 export async function trafficDuring<T>(
   topo: Topology,
   label: string,
   udpSourcePort: number,
   action: () => Promise<T>,
+  tcpSourcePort?: number,
 ): Promise<TrafficWindow<T>> {
   const traffic = topo.spawn("client", Deno.execPath(), [
     "run",
@@ -169,6 +203,7 @@ export async function trafficDuring<T>(
     String(udpSourcePort),
     "--timeout-ms",
     String(scaledMs(1000)),
+    ...(tcpSourcePort === undefined ? [] : ["--tcp-source-port", String(tcpSourcePort)]),
   ], { label: `traffic ${label}` });
   await traffic.waitForOutput("traffic started", scaledMs(10_000));
   await eventually(
@@ -177,6 +212,7 @@ export async function trafficDuring<T>(
     async () => (await udpFlowId(topo, udpSourcePort)) !== null,
   );
   const flowBefore = await udpFlowId(topo, udpSourcePort);
+  const actionStartedEpochMs = Date.now();
   const value = await action();
   await traffic.kill(scaledMs(5000));
   const line = traffic.output().split("\n").find((l) => l.startsWith("{"));
@@ -184,8 +220,10 @@ export async function trafficDuring<T>(
   const report = JSON.parse(line) as TrafficReport;
   return {
     value,
-    tcp: countTraffic(report.tcp),
-    udp: countTraffic(report.udp),
+    report,
+    actionStartedEpochMs,
+    tcp: countWindow(report, report.tcp, actionStartedEpochMs),
+    udp: countWindow(report, report.udp, actionStartedEpochMs),
     flowBefore,
     flowAfter: await udpFlowId(topo, udpSourcePort),
   };
@@ -212,6 +250,7 @@ export async function switchUnderTraffic(
       ...(sw.flags ?? []),
     ], { label: `proxy ${sw.to} (${sw.label})` });
     const syncedMs = since();
+    const syncedEpochMs = Date.now();
     // The program says when its leftovers pass has done the last mode (one reading of the
     // kernel then, instead of a poll that would measure the readings as well).
     const last = leftoverModes(sw.to).at(-1);
@@ -235,9 +274,9 @@ export async function switchUnderTraffic(
     const takeoverMs = since();
     // Traffic goes on for a moment under the new mode alone.
     await new Promise((r) => setTimeout(r, 1000));
-    return { proxy, stoppedMs, syncedMs, takeoverMs };
-  });
-  const { proxy, stoppedMs, syncedMs, takeoverMs } = window.value;
+    return { proxy, stoppedMs, syncedMs, syncedEpochMs, takeoverMs };
+  }, sw.tcpSourcePort);
+  const { proxy, stoppedMs, syncedMs, syncedEpochMs, takeoverMs } = window.value;
   const { tcp, udp, flowBefore: before, flowAfter: after } = window;
   console.log(
     `${sw.label}: takeover ${takeoverMs} ms (old program stopped ${stoppedMs} ms, new first ` +
@@ -246,7 +285,25 @@ export async function switchUnderTraffic(
       `failed, longest gap ${udp.maxGapMs} ms, answered by ${udp.answeredBy.join(",")}; ` +
       `conntrack id ${before} -> ${after}`,
   );
-  const maxGap = sw.maxGapMs ?? 1000;
+  let maxGap = sw.maxGapMs ?? 1000;
+  let baseline: SwitchResult["baseline"];
+  if (sw.baselineBeforeSync) {
+    const beforeSync = (a: { atMs: number }) => {
+      const at = window.report.startedEpochMs + a.atMs;
+      return at >= window.actionStartedEpochMs && at < syncedEpochMs;
+    };
+    baseline = {
+      tcp: countTraffic(window.report.tcp.filter(beforeSync)),
+      udp: countTraffic(window.report.udp.filter(beforeSync)),
+    };
+    console.log(
+      `${sw.label}, baseline (until the first sync, no rule changed): TCP ` +
+        `${baseline.tcp.attempts} connections, ${baseline.tcp.failed} failed, longest gap ` +
+        `${baseline.tcp.maxGapMs} ms; UDP ${baseline.udp.attempts} exchanges, ` +
+        `${baseline.udp.failed} failed, longest gap ${baseline.udp.maxGapMs} ms`,
+    );
+    maxGap = Math.max(baseline.tcp.maxGapMs, baseline.udp.maxGapMs) + 1000;
+  }
   assert.ok(tcp.attempts >= 50, `too few TCP connections: ${tcp.attempts}`);
   assert.equal(tcp.failed, 0, `failed TCP connections: ${JSON.stringify(tcp.failures)}`);
   assert.equal(udp.failed, 0, `failed UDP exchanges: ${JSON.stringify(udp.failures)}`);
@@ -262,5 +319,15 @@ export async function switchUnderTraffic(
     assert.notEqual(after, null, "the UDP flow has a conntrack entry");
     assert.notEqual(after, before, "the UDP flow IPVS carried has a new conntrack entry");
   }
-  return { proxy, stoppedMs, syncedMs, takeoverMs, tcp, udp, flowBefore: before, flowAfter: after };
+  return {
+    proxy,
+    stoppedMs,
+    syncedMs,
+    takeoverMs,
+    tcp,
+    udp,
+    flowBefore: before,
+    flowAfter: after,
+    ...(baseline === undefined ? {} : { baseline }),
+  };
 }

@@ -2,27 +2,34 @@
  * Steady client traffic for the mode-switch tests, run inside a client namespace until
  * SIGTERM: a new TCP connection every `--tcp-interval-ms` (each reads the echo line) and one
  * UDP exchange every `--udp-interval-ms`, always from the same source port (one conntrack
- * flow). A TCP attempt fails after `--timeout-ms` (default 1000) without its echo, a UDP
- * exchange after half of that. On SIGTERM it waits for the attempts in flight and prints a
- * TrafficReport as JSON.
+ * flow). TCP connections take the kernel's ephemeral ports, or with `--tcp-source-port P` the
+ * ports P, P+1, ... in turn, so that no connection reuses another's source port. A TCP attempt
+ * fails after `--timeout-ms` (default 1000) without its echo, a UDP exchange after half of
+ * that. On SIGTERM it waits for the attempts in flight and prints a TrafficReport as JSON.
  *
  *   deno run --no-config --allow-net --allow-ffi switch_traffic.ts --tcp 172.30.0.10:80 \
  *     --udp 172.30.0.53:53 --udp-source-port 40001
  */
+import { connect } from "node:net";
 import { parseArgs } from "node:util";
-import { parseHostPort } from "../../../scripts/netns/host_port.ts";
+import { parseEchoLine } from "../../../scripts/netns/echo_line.ts";
+import { type HostPort, parseHostPort } from "../../../scripts/netns/host_port.ts";
 import type { ProbeAnswer } from "../../../scripts/netns/probe_types.ts";
-import { tcpAttempt } from "../../../scripts/netns/tcp_probe.ts";
+import { classifyTcpError, tcpAttempt } from "../../../scripts/netns/tcp_probe.ts";
 import { udpAttempt } from "../../../scripts/netns/udp_probe.ts";
 
 /** One attempt: when it started (ms since the first) and what came back. */
 export interface TrafficAttempt {
   readonly atMs: number;
   readonly answer: ProbeAnswer;
+  /** The TCP source port, when the client chose it (`--tcp-source-port`). */
+  readonly sourcePort?: number;
 }
 
 /** What switch_traffic.ts prints. */
 export interface TrafficReport {
+  /** When the first attempt started (`Date.now()`); every `atMs` counts from it. */
+  readonly startedEpochMs: number;
   readonly tcp: readonly TrafficAttempt[];
   readonly udp: readonly TrafficAttempt[];
 }
@@ -55,6 +62,41 @@ export function countTraffic(attempts: readonly TrafficAttempt[]): TrafficCounts
   };
 }
 
+/**
+ * tcpAttempt from a source port the client picks: Deno.connect cannot bind one, node:net's
+ * connect can.
+ */
+function tcpAttemptFrom(dest: HostPort, sourcePort: number, timeoutMs: number) {
+  return new Promise<ProbeAnswer>((resolve) => {
+    let text = "";
+    let settled = false;
+    const socket = connect({
+      host: dest.host,
+      port: dest.port,
+      localAddress: "0.0.0.0",
+      localPort: sourcePort,
+    });
+    const settle = (answer: ProbeAnswer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answer);
+    };
+    const echoed = () => {
+      const answer = parseEchoLine(text);
+      settle(answer ? { ok: true, ...answer } : { ok: false, error: "empty" });
+    };
+    const timer = setTimeout(() => settle({ ok: false, error: "timeout" }), timeoutMs);
+    socket.on("data", (chunk: Uint8Array) => {
+      text += new TextDecoder().decode(chunk);
+      if (text.includes("\n")) echoed();
+    });
+    socket.on("end", echoed);
+    socket.on("error", (err: Error) => settle(classifyTcpError(err, false)));
+  });
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: Deno.args,
@@ -65,6 +107,7 @@ async function main(): Promise<void> {
       "tcp-interval-ms": { type: "string", default: "20" },
       "udp-interval-ms": { type: "string", default: "100" },
       "timeout-ms": { type: "string", default: "1000" },
+      "tcp-source-port": { type: "string" },
     },
     strict: true,
   });
@@ -78,7 +121,11 @@ async function main(): Promise<void> {
   const udpEvery = Number(values["udp-interval-ms"]);
   // A TCP attempt waits this long for its echo; a UDP exchange half of it (one at a time).
   const timeoutMs = Number(values["timeout-ms"]);
+  const firstTcpPort = values["tcp-source-port"] === undefined
+    ? null
+    : Number(values["tcp-source-port"]);
   const started = performance.now();
+  const startedEpochMs = Date.now();
   const now = () => Math.round(performance.now() - started);
   let stopping = false;
   const stopped = new Promise<void>((resolve) => {
@@ -94,8 +141,15 @@ async function main(): Promise<void> {
   const tcpLoop = async () => {
     for (let i = 0; !stopping; i++) {
       const atMs = now();
-      const p = tcpAttempt(tcpDest, timeoutMs).then((answer) => {
-        tcp.push({ atMs, answer });
+      const sourcePort = firstTcpPort === null ? undefined : firstTcpPort + i;
+      if (sourcePort !== undefined && sourcePort > 65535) {
+        throw new Error(`Out of TCP source ports after "${firstTcpPort}"`);
+      }
+      const attempt = sourcePort === undefined
+        ? tcpAttempt(tcpDest, timeoutMs)
+        : tcpAttemptFrom(tcpDest, sourcePort, timeoutMs);
+      const p = attempt.then((answer) => {
+        tcp.push({ atMs, answer, ...(sourcePort === undefined ? {} : { sourcePort }) });
       });
       inFlight.add(p);
       p.finally(() => inFlight.delete(p));
@@ -116,7 +170,7 @@ async function main(): Promise<void> {
   await loops;
   await Promise.all([...inFlight]);
   tcp.sort((a, b) => a.atMs - b.atMs);
-  const report: TrafficReport = { tcp, udp };
+  const report: TrafficReport = { startedEpochMs, tcp, udp };
   console.log(JSON.stringify(report));
   Deno.exit(0);
 }
