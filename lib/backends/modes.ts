@@ -91,6 +91,15 @@ function leftoverCleanup(running: ProxyModeName, other: ProxyModeName): ModeClea
  *   state deletes those entries (as IPVS lists them) before the virtual servers, so the next
  *   packet of each flow starts a new entry the new mode DNATs, and a UDP flow goes on under a
  *   new entry; a TCP connection IPVS carried goes on only if that DNAT picks its endpoint.
+ * - What no order avoids when leaving IPVS mode: IPVS keeps an entry of its own for each
+ *   connection it carried (a TCP one's for 2 minutes after it ends) and, with
+ *   `net.ipv4.vs.conntrack` on (IPVS mode sets it), deletes the conntrack entry with the same
+ *   addresses and ports when that entry goes, whether it ages out or its virtual server is
+ *   deleted. A client that has meanwhile reused the source port for a new connection, which
+ *   the new mode DNATed, loses that connection's entry then, and with it the connection.
+ *   Nothing in userspace removes an IPVS entry without that deletion or keeps new connections
+ *   off an old entry's addresses and ports; upstream, which leaves IPVS state to age out, has
+ *   the same.
  */
 export function leftoverModes(mode: ProxyModeName): ProxyModeName[] {
   return CLEANUP_ORDER.filter((m) => m !== mode);

@@ -17,6 +17,10 @@
  * of the connections IPVS lists (`ipvsadm -Lnc`) for those virtual servers are deleted first,
  * while IPVS still serves them; the flow's next packet makes a new entry, which the running
  * mode's rules DNAT (to an endpoint of the same service, not necessarily the same one).
+ * What no step here prevents: when IPVS drops one of its connection entries (as it does for
+ * all of a deleted virtual server's), the kernel deletes the conntrack entry with the same
+ * addresses and ports, even one of a newer connection from the same client port that the
+ * running mode DNATed (lib/backends/modes.ts, leftoverModes).
  */
 import { COMMAND_NOT_FOUND, CommandError, type CommandRunner } from "../../exec/mod.ts";
 import { type Logger, silentLogger } from "../../log/mod.ts";
