@@ -7,7 +7,8 @@
  * which leaves its rules, then the new one started on the same state). Each switch must lose
  * no connection, keep the UDP flow's conntrack entry (same id) and its endpoint, leave no
  * answered-traffic gap over 1 s, and end with none of the old mode's rules left. The counts are
- * printed (support/mode_switch.ts; the IPVS pairs' measurements are in docs/migrating.md). Namespaces `sw1*` and `sw2*`. Needs root, iptables
+ * printed (support/mode_switch.ts; the IPVS pairs run in the IPVS guest,
+ * tests/ipvs_guest/mode_switch_guest.ts). Namespaces `sw1*` and `sw2*`. Needs root, iptables
  * (legacy and nft), nft and conntrack; fails loudly without them.
  * IP plan: node 192.168.0.2, pods 10.0.0.0/8, services 172.30.0.0/16.
  */
