@@ -138,7 +138,9 @@ export function summary(
 ): void {
   const shown = gap === null ? "n/a (no answers by design)" : `${gap} ms`;
   const perSecond = r.sendingMs > 0 ? Math.round((r.sent - 1) * 1000 / r.sendingMs) : 0;
-  const skipped = r.skipped > 0 ? ` (${r.skipped} ticks skipped: no free source port)` : "";
+  const skipped = r.skipped > 0
+    ? ` (${r.skipped} ticks skipped: no source port free on the client)`
+    : "";
   console.log(
     `  ${what}: sent ${r.sent} (${perSecond}/s kept${skipped}), failed ${failed}, ` +
       `longest gap ${shown}; errors: ${errorKinds(r)}`,

@@ -38,6 +38,23 @@ export const REMOTE_POD = { name: "far", ip: "10.1.1.2" } as const;
 /** The proxy's log once both other modes' leftovers are removed. */
 const LEFTOVERS_DONE = /Cleaned up leftover state[\s\S]*Cleaned up leftover state/;
 
+/**
+ * Whether `log` (the proxy's output since a publish) shows the change applied: a sync that took
+ * pending changes in, or a sync after it, completed without a failure to apply.
+ */
+function changeApplied(log: string): boolean {
+  let from = 0, changed = false;
+  for (const m of log.matchAll(SYNC_COMPLETE)) {
+    const failed = APPLY_FAILED.test(log.slice(from, m.index));
+    from = m.index + m[0].length;
+    changed ||= Number(m[1]) + Number(m[2]) > 0;
+    if (changed && !failed) return true;
+  }
+  return false;
+}
+
+/** A family's sync that did not apply (the sync runner retries it). */
+const APPLY_FAILED = /"Failed to apply proxy rules"/;
 /** The sync runner's closing line, with the changes it took in. */
 const SYNC_COMPLETE = /SyncProxyRules complete" .*pendingServices=(\d+) pendingEndpoints=(\d+)/g;
 
@@ -106,7 +123,8 @@ export class ContinuityStage {
   /**
    * Publishes `objects` and waits until the proxy has applied them: its next sync that took
    * pending changes in (the cases publish while the proxy is idle, so a sync already running
-   * when they write has none). Returns the milliseconds from the write to the applied sync.
+   * when they write has none), or when that sync failed (the runner retries it), the next one
+   * that did not. Returns the milliseconds from the write to the applied sync.
    */
   async publishApplied(objects: readonly unknown[]): Promise<number> {
     const proxy = this.running;
@@ -115,10 +133,7 @@ export class ContinuityStage {
     await this.publish(objects);
     const timeoutMs = scaledMs(15_000);
     while (true) {
-      const m = [...proxy.output().slice(mark).matchAll(SYNC_COMPLETE)].find((x) =>
-        Number(x[1]) + Number(x[2]) > 0
-      );
-      if (m) return Date.now() - at;
+      if (changeApplied(proxy.output().slice(mark))) return Date.now() - at;
       if (Date.now() - at > timeoutMs) {
         throw new Error(`The proxy applied no change within ${timeoutMs} ms of a publish`);
       }
