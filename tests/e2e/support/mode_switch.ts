@@ -162,6 +162,60 @@ export interface TrafficWindow<T> {
   readonly actionStartedEpochMs: number;
 }
 
+/** How long switch_traffic.ts waits for a UDP answer: half of its --timeout-ms. */
+const UDP_TIMEOUT_MS = scaledMs(1000) / 2;
+
+/**
+ * When the program logged that it had deleted IPVS mode's virtual servers (its klog header's
+ * UTC time, in the year of `aroundMs`), or null when it did not.
+ */
+export function virtualServersDeletedAt(output: string, aroundMs: number): number | null {
+  const m = /^I(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})\d* "Deleted IPVS virtual servers"/m
+    .exec(output);
+  if (m === null) return null;
+  const [month, day, h, min, sec, ms] = m.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return Date.UTC(new Date(aroundMs).getUTCFullYear(), month - 1, day, h, min, sec, ms);
+}
+
+/**
+ * The window's one unanswered UDP exchange when it was sent at most `timeoutMs` before the
+ * program logged the virtual servers' deletion (so still waiting then); otherwise undefined.
+ */
+function answerLostAtDeletion(
+  window: TrafficWindow<unknown>,
+  output: string,
+  timeoutMs: number,
+): TrafficAttempt | undefined {
+  const lost = window.report.udp.filter((a) => !a.answer.ok);
+  const deletedAt = virtualServersDeletedAt(output, window.report.startedEpochMs);
+  if (lost.length !== 1 || deletedAt === null) return undefined;
+  const sentAt = window.report.startedEpochMs + lost[0]!.atMs;
+  return sentAt <= deletedAt && sentAt >= deletedAt - timeoutMs ? lost[0] : undefined;
+}
+
+/**
+ * The longest gap between answered attempts from the action's start, leaving out the one gap
+ * around `lost` (the time its answer was waited for).
+ */
+function longestGapAround(
+  window: TrafficWindow<unknown>,
+  attempts: readonly TrafficAttempt[],
+  lost: TrafficAttempt,
+): number {
+  const from = window.actionStartedEpochMs - window.report.startedEpochMs;
+  const ok = attempts.filter((a) => a.answer.ok && a.atMs >= from);
+  const before = ok.filter((a) => a.atMs < lost.atMs);
+  const after = ok.filter((a) => a.atMs > lost.atMs);
+  return Math.max(countTraffic(before).maxGapMs, countTraffic(after).maxGapMs);
+}
+
 /**
  * Counts every attempt; the longest gap only among those started once the action had (before,
  * the client was starting up and warming its sockets, which is not what the action costs).
@@ -304,11 +358,32 @@ export async function switchUnderTraffic(
     );
     maxGap = Math.max(baseline.tcp.maxGapMs, baseline.udp.maxGapMs) + 1000;
   }
+  // Leaving IPVS mode, the one UDP exchange that may go unanswered is one still waiting for
+  // its answer when the virtual servers were deleted: IPVS then drops the flow's connection
+  // entry, and the kernel with it the flow's conntrack entry, which by then is the new mode's
+  // (docs/migrating.md), so an answer on its way is not translated back. Its gap is its own.
+  const lostAtDeletion = sw.sameFlow ?? true
+    ? undefined
+    : answerLostAtDeletion(window, proxy.output(), UDP_TIMEOUT_MS);
+  const udpGapMs = lostAtDeletion === undefined
+    ? udp.maxGapMs
+    : longestGapAround(window, window.report.udp, lostAtDeletion);
+  if (lostAtDeletion !== undefined) {
+    console.log(
+      `${sw.label}: the UDP exchange sent at ${lostAtDeletion.atMs} ms was waiting for its ` +
+        `answer when the virtual servers were deleted and got none; longest gap otherwise ` +
+        `${udpGapMs} ms`,
+    );
+  }
   assert.ok(tcp.attempts >= 50, `too few TCP connections: ${tcp.attempts}`);
   assert.equal(tcp.failed, 0, `failed TCP connections: ${JSON.stringify(tcp.failures)}`);
-  assert.equal(udp.failed, 0, `failed UDP exchanges: ${JSON.stringify(udp.failures)}`);
+  assert.equal(
+    udp.failed - (lostAtDeletion === undefined ? 0 : 1),
+    0,
+    `failed UDP exchanges: ${JSON.stringify(udp.failures)}`,
+  );
   assert.ok(tcp.maxGapMs <= maxGap, `TCP gap ${tcp.maxGapMs} ms over ${maxGap} ms`);
-  assert.ok(udp.maxGapMs <= maxGap, `UDP gap ${udp.maxGapMs} ms over ${maxGap} ms`);
+  assert.ok(udpGapMs <= maxGap, `UDP gap ${udpGapMs} ms over ${maxGap} ms`);
   assert.deepEqual(tcp.answeredBy, ["pod-a", "pod-b"]);
   if (sw.sameFlow ?? true) {
     assert.equal(udp.answeredBy.length, 1, "the UDP flow stays with its endpoint");
