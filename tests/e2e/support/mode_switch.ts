@@ -192,12 +192,14 @@ function answerLostAtDeletion(
   window: TrafficWindow<unknown>,
   output: string,
   timeoutMs: number,
-): TrafficAttempt | undefined {
+): { readonly attempt: TrafficAttempt; readonly sentBeforeMs: number } | undefined {
   const lost = window.report.udp.filter((a) => !a.answer.ok);
   const deletedAt = virtualServersDeletedAt(output, window.report.startedEpochMs);
   if (lost.length !== 1 || deletedAt === null) return undefined;
-  const sentAt = window.report.startedEpochMs + lost[0]!.atMs;
-  return sentAt <= deletedAt && sentAt >= deletedAt - timeoutMs ? lost[0] : undefined;
+  const sentBeforeMs = deletedAt - (window.report.startedEpochMs + lost[0]!.atMs);
+  return sentBeforeMs >= 0 && sentBeforeMs <= timeoutMs
+    ? { attempt: lost[0]!, sentBeforeMs }
+    : undefined;
 }
 
 /**
@@ -367,12 +369,11 @@ export async function switchUnderTraffic(
     : answerLostAtDeletion(window, proxy.output(), UDP_TIMEOUT_MS);
   const udpGapMs = lostAtDeletion === undefined
     ? udp.maxGapMs
-    : longestGapAround(window, window.report.udp, lostAtDeletion);
+    : longestGapAround(window, window.report.udp, lostAtDeletion.attempt);
   if (lostAtDeletion !== undefined) {
     console.log(
-      `${sw.label}: the UDP exchange sent at ${lostAtDeletion.atMs} ms was waiting for its ` +
-        `answer when the virtual servers were deleted and got none; longest gap otherwise ` +
-        `${udpGapMs} ms`,
+      `${sw.label}: the UDP exchange sent ${lostAtDeletion.sentBeforeMs} ms before the program ` +
+        `logged the virtual servers' deletion got no answer; longest gap otherwise ${udpGapMs} ms`,
     );
   }
   assert.ok(tcp.attempts >= 50, `too few TCP connections: ${tcp.attempts}`);
