@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { endpointSlice, service } from "./cluster_objects.ts";
 import { DNS, flowsTo, longestGap, oneWaySink, SINK, sleep, summary } from "./continuity.ts";
-import type { ContinuityStage } from "./continuity_stage.ts";
+import { type ContinuityStage, SINK_PORT } from "./continuity_stage.ts";
 
 const TWO_WAY_VIP = "172.30.0.53", ONE_WAY_VIP = "172.30.0.54";
 const A = { name: "p1", ip: "10.0.1.2" }, B = { name: "p2", ip: "10.0.2.2" };
@@ -33,8 +33,8 @@ export async function udpFollowCase(stage: ContinuityStage): Promise<void> {
   ];
   await stage.startServers([A.name, B.name]);
   await stage.publishApplied(state([A.ip]));
-  const sinkA = await oneWaySink(topo, A.name, 9999);
-  const sinkB = await oneWaySink(topo, B.name, 9999);
+  const sinkA = await oneWaySink(topo, A.name, SINK_PORT);
+  const sinkB = await oneWaySink(topo, B.name, SINK_PORT);
   // Sending ends when the steps are done (stop()); the duration is only an upper bound.
   const rate = ["--interval-ms", "50", "--duration-ms", "600000"];
   const t0 = stage.startAt();
