@@ -7,18 +7,22 @@
  */
 import { parseEchoLine } from "../../../scripts/netns/echo_line.ts";
 import type { HostPort } from "../../../scripts/netns/host_port.ts";
-import { parseIPv4 } from "../../../lib/net/mod.ts";
+import {
+  AF_INET,
+  errno,
+  libc,
+  MSG_DONTWAIT,
+  POLLIN,
+  POLLOUT,
+  reuseAddress,
+  SO_ERROR,
+  SOCK_CLOEXEC,
+  SOCK_NONBLOCK,
+  SOCK_STREAM,
+  sockaddr,
+  SOL_SOCKET,
+} from "../../../scripts/netns/libc.ts";
 
-const AF_INET = 2;
-const SOCK_STREAM = 1;
-const SOCK_NONBLOCK = 0o4000;
-const SOCK_CLOEXEC = 0o2000000;
-const SOL_SOCKET = 1;
-const SO_REUSEADDR = 2;
-const SO_ERROR = 4;
-const POLLIN = 1;
-const POLLOUT = 4;
-const MSG_DONTWAIT = 0x40;
 const EAGAIN = 11;
 const EINPROGRESS = 115;
 const EADDRNOTAVAIL = 99;
@@ -33,43 +37,6 @@ const ERRNO_NAMES: Readonly<Record<number, string>> = {
   111: "refused",
   113: "unreachable",
 };
-
-const symbols = {
-  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
-  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
-  getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
-  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
-  connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
-  recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
-  poll: { parameters: ["buffer", "u64", "i32"], result: "i32" },
-  close: { parameters: ["i32"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
-} as const;
-
-let lib: Deno.DynamicLibrary<typeof symbols> | null = null;
-
-function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
-  lib ??= Deno.dlopen("libc.so.6", symbols);
-  return lib.symbols;
-}
-
-function errno(): number {
-  const ptr = libc().__errno_location();
-  return ptr === null ? 0 : new Deno.UnsafePointerView(ptr).getInt32();
-}
-
-function sockaddr(host: string | null, port: number): Uint8Array<ArrayBuffer> {
-  const buf = new Uint8Array(16);
-  const view = new DataView(buf.buffer);
-  view.setUint16(0, AF_INET, true);
-  view.setUint16(2, port, false);
-  if (host !== null) {
-    const bytes = parseIPv4(host);
-    if (!bytes) throw new Error(`Invalid IPv4 address "${host}"`);
-    buf.set(bytes, 4);
-  }
-  return buf;
-}
 
 /**
  * One poll(2) over every socket waiting, every few milliseconds: hundreds of connections in
@@ -159,11 +126,10 @@ export async function tcpFromSourcePort(
   const fd = c.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return failed(errno());
   try {
-    const one = new Uint8Array(new Int32Array([1]).buffer);
-    if (c.setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, one, 4) < 0) return failed(errno());
-    const local = sockaddr(null, sourcePort);
+    if (!reuseAddress(fd)) return failed(errno());
+    const local = sockaddr(4, null, sourcePort);
     if (sourcePort !== 0 && c.bind(fd, local, local.length) < 0) return failed(errno());
-    const remote = sockaddr(dest.host, dest.port);
+    const remote = sockaddr(4, dest.host, dest.port);
     if (c.connect(fd, remote, remote.length) < 0) {
       const e = errno();
       if (e === EADDRNOTAVAIL) {

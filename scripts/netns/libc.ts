@@ -1,0 +1,78 @@
+/**
+ * The libc socket calls the test clients make through Deno FFI (scripts/netns/libc_udp.ts,
+ * tests/e2e/support/continuity_libc_tcp.ts), opened once per process: Deno's own sockets cannot
+ * connect a datagram socket or bind a TCP client's source port. Linux x86-64 values.
+ */
+import { parseIPv4, parseIPv6 } from "../../lib/net/mod.ts";
+
+export const AF_INET = 2;
+export const AF_INET6 = 10;
+export const SOCK_STREAM = 1;
+export const SOCK_DGRAM = 2;
+export const SOCK_NONBLOCK = 0o4000;
+export const SOCK_CLOEXEC = 0o2000000;
+export const SOL_SOCKET = 1;
+export const SO_REUSEADDR = 2;
+export const SO_ERROR = 4;
+export const POLLIN = 1;
+export const POLLOUT = 4;
+export const MSG_DONTWAIT = 0x40;
+
+const symbols = {
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
+  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  send: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  /** poll(2) on the calling thread: for a zero timeout. */
+  poll: { parameters: ["buffer", "u64", "i32"], result: "i32" },
+  /** poll(2) on a worker thread, for a wait that must not block the event loop. */
+  pollAsync: {
+    name: "poll",
+    parameters: ["buffer", "u64", "i32"],
+    result: "i32",
+    nonblocking: true,
+  },
+  close: { parameters: ["i32"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+let lib: Deno.DynamicLibrary<typeof symbols> | null = null;
+
+/** The libc calls above (libc.so.6 is opened on first use). */
+export function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
+  lib ??= Deno.dlopen("libc.so.6", symbols);
+  return lib.symbols;
+}
+
+/** errno of the calling thread, as the last failed call left it. */
+export function errno(): number {
+  const ptr = libc().__errno_location();
+  return ptr === null ? 0 : new Deno.UnsafePointerView(ptr).getInt32();
+}
+
+/** SO_REUSEADDR on `fd`; false when setsockopt failed (see errno()). */
+export function reuseAddress(fd: number): boolean {
+  const one = new Uint8Array(new Int32Array([1]).buffer);
+  return libc().setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, one, 4) >= 0;
+}
+
+/** A sockaddr_in / sockaddr_in6 for `host` (null: any address) and `port`. */
+export function sockaddr(
+  family: 4 | 6,
+  host: string | null,
+  port: number,
+): Uint8Array<ArrayBuffer> {
+  const buf = new Uint8Array(family === 4 ? 16 : 28);
+  const view = new DataView(buf.buffer);
+  view.setUint16(0, family === 4 ? AF_INET : AF_INET6, true);
+  view.setUint16(2, port, false);
+  if (host !== null) {
+    const bytes = family === 4 ? parseIPv4(host) : parseIPv6(host);
+    if (!bytes) throw new Error(`Invalid IPv${family} address "${host}"`);
+    buf.set(bytes, family === 4 ? 4 : 8);
+  }
+  return buf;
+}
