@@ -13,17 +13,11 @@ import { dumpModeState, E2E_MODES } from "../e2e/support/e2e_modes.ts";
 import { runProxyOnce, startProxy } from "../e2e/support/proxy_process.ts";
 import { withTopology } from "../e2e/support/with_topology.ts";
 import { ClusterState } from "./support/cluster_state.ts";
-import {
-  DRAIN_CHECK,
-  gracefulTermination,
-  HOLD_PORT,
-} from "./support/graceful_termination_case.ts";
+import { DRAIN_CHECK, gracefulTermination } from "./support/graceful_termination_case.ts";
 import { ipsetNames, ipvsSave, kubeChains, kubeIpvs0Addresses } from "./support/ipvs_node.ts";
 import { serviceLifecycle } from "./support/lifecycle_case.ts";
+import { spawnLineEcho } from "./support/line_echo.ts";
 
-const LINE_ECHO = decodeURIComponent(
-  new URL("./support/line_echo_server.ts", import.meta.url).pathname,
-);
 /** kubelet's chain (the test harness plays kubelet); kube-proxy never owns it. */
 const KUBELET_CHAINS = new Set(["KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY"]);
 
@@ -44,20 +38,7 @@ Deno.test("guest [ipvs]: graceful termination, a service's lifecycle and --clean
     // Everything starts at once: on one emulated vCPU, deno start-ups overlap their waits. Only
     // pod-a and pod-b serve (one process each: held connections on HOLD_PORT, echo on 8080).
     const lineEcho = ["pod-a", "pod-b"].map((name) =>
-      topo.spawn(name, Deno.execPath(), [
-        "run",
-        "--no-config",
-        "--allow-net",
-        LINE_ECHO,
-        "--name",
-        name,
-        "--port",
-        String(HOLD_PORT),
-        "--tcp",
-        "8080",
-        "--udp",
-        "8080",
-      ], { label: `echo ${name}` })
+      spawnLineEcho(topo, name, [8080], `echo ${name}`)
     );
     const [proxy] = await Promise.all([
       startProxy(topo, [`--manifests=${dir.path}`, "--proxy-mode=ipvs"], {

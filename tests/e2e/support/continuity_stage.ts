@@ -13,10 +13,7 @@ import { list, node1 } from "./cluster_objects.ts";
 import { type Traffic, traffic } from "./continuity.ts";
 import { type ManifestDir, startProxy } from "./proxy_process.ts";
 import { withTopology } from "./with_topology.ts";
-
-const LINE_ECHO = decodeURIComponent(
-  new URL("../../ipvs_guest/support/line_echo_server.ts", import.meta.url).pathname,
-);
+import { HOLD_PORT, spawnLineEcho } from "../../ipvs_guest/support/line_echo.ts";
 
 /** The node's server pods, in the order the cases use them. */
 export const SERVER_PODS = [
@@ -59,7 +56,7 @@ const APPLY_FAILED = /"Failed to apply proxy rules"/;
 const SYNC_COMPLETE = /SyncProxyRules complete" .*pendingServices=(\d+) pendingEndpoints=(\d+)/g;
 
 /** The port of the servers' held connections (one echo line per line sent). */
-export const HOLD_PORT = 9090;
+export { HOLD_PORT };
 /** The servers' UDP port whose answers the sink pods drop (see oneWaySink). */
 export const SINK_PORT = 9999;
 
@@ -154,20 +151,7 @@ export class ContinuityStage {
   async startServers(names: readonly string[]): Promise<void> {
     await Promise.all(
       names.filter((n) => !this.#servers.has(n)).map(async (name) => {
-        const proc = this.topo.spawn(name, Deno.execPath(), [
-          "run",
-          "--no-config",
-          "--allow-net",
-          LINE_ECHO,
-          "--name",
-          name,
-          "--port",
-          String(HOLD_PORT),
-          "--tcp",
-          "8080",
-          "--udp",
-          `8080,${SINK_PORT}`,
-        ], { label: `server ${name}` });
+        const proc = spawnLineEcho(this.topo, name, [8080, SINK_PORT], `server ${name}`);
         this.#servers.set(name, proc);
         await proc.waitForOutput(/^ready$/m, scaledMs(20_000));
       }),

@@ -13,6 +13,7 @@ import { eventually } from "../../e2e/support/proxy_process.ts";
 import type { ClusterState } from "./cluster_state.ts";
 import { HeldConnection } from "./held_connection.ts";
 import { realServers, weights } from "./ipvs_node.ts";
+import { HOLD_PORT } from "./line_echo.ts";
 
 /** The drain-check interval the proxy runs with in this test (upstream: 1 minute). */
 export const DRAIN_CHECK = "1s";
@@ -20,7 +21,7 @@ const DRAIN_CHECK_MS = 1_000;
 /** Per attempt, as the flow tables allow: the emulated guest answers slowly under load. */
 const PROBE_TIMEOUT_MS = 2_000;
 /** The port the line echo servers (which keep connections open) listen on in pod-a and pod-b. */
-export const HOLD_PORT = 9090;
+export { HOLD_PORT };
 
 const VIP = "172.30.0.50";
 const POD_A = "10.0.1.2", POD_B = "10.0.2.2";
