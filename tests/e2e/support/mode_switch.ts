@@ -3,22 +3,25 @@
  * cluster (a TCP service and a UDP service over pod-a and pod-b, a client pod), the rules
  * upstream's iptables mode writes, the readings of each mode's leftovers, and one switch with
  * its counts: a client opens a TCP connection every 20 ms and sends a UDP datagram every
- * 100 ms from one source port (switch_traffic.ts) while the old program is stopped with
- * SIGTERM (its rules stay) and the new one starts; the counts are printed and checked.
+ * 100 ms from one source port (switch_traffic.ts, counted by switch_window.ts) while the old
+ * program is stopped with SIGTERM (its rules stay) and the new one starts; the counts are
+ * printed and checked.
  * IP plan: node 192.168.0.2, pods 10.0.0.0/8, services 172.30.0.0/16.
  */
 import assert from "node:assert/strict";
-import { scaledMs, type SpawnedProcess, type Topology } from "../../../scripts/netns/mod.ts";
+import type { SpawnedProcess, Topology } from "../../../scripts/netns/mod.ts";
 import { leftoverModes, type ProxyModeName } from "../../../lib/backends/mod.ts";
 import { KUBELET_OWNED_CHAINS } from "../../../lib/netfilter/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./cluster_objects.ts";
 import { eventually, type ManifestDir, runProxyOnce, startProxy } from "./proxy_process.ts";
+import { countTraffic, type TrafficCounts } from "./switch_traffic.ts";
 import {
-  countTraffic,
-  type TrafficAttempt,
-  type TrafficCounts,
-  type TrafficReport,
-} from "./switch_traffic.ts";
+  answerLostAtDeletion,
+  longestGapAround,
+  SWITCH_CLIENT_IP,
+  trafficDuring,
+  UDP_TIMEOUT_MS,
+} from "./switch_window.ts";
 
 const WEB: TestPort[] = [{ name: "http", port: 80, targetPort: 8080 }];
 const DNS: TestPort[] = [{ name: "dns", port: 53, targetPort: 8080, protocol: "UDP" }];
@@ -26,10 +29,8 @@ const DNS: TestPort[] = [{ name: "dns", port: 53, targetPort: 8080, protocol: "U
 export const SWITCH_PODS = [
   { name: "pod-a", ip: "10.0.1.2" },
   { name: "pod-b", ip: "10.0.2.2" },
-  { name: "client", ip: "10.0.3.2" },
+  { name: "client", ip: SWITCH_CLIENT_IP },
 ] as const;
-const CLIENT = "10.0.3.2";
-const TRAFFIC = decodeURIComponent(new URL("./switch_traffic.ts", import.meta.url).pathname);
 
 /** The cluster every switch runs on: web (TCP 172.30.0.10:80) and dns (UDP 172.30.0.53:53). */
 export const SWITCH_CLUSTER = list([
@@ -86,22 +87,6 @@ export async function kubeProxyTables(topo: Topology): Promise<string[]> {
     .filter((l) => / kube-proxy$/.test(l));
 }
 
-/** The id of the UDP flow from the client's `sourcePort`, or null when there is none. */
-export async function udpFlowId(topo: Topology, sourcePort: number): Promise<string | null> {
-  const out = await topo.exec("node", "conntrack", [
-    "-L",
-    "-p",
-    "udp",
-    "--orig-src",
-    CLIENT,
-    "--sport",
-    String(sourcePort),
-    "-o",
-    "id",
-  ]);
-  return /\bid=(\d+)/.exec(out.stdout)?.[1] ?? null;
-}
-
 /** One switch. */
 export interface Switch {
   readonly label: string;
@@ -147,142 +132,6 @@ export interface SwitchResult {
   readonly flowAfter: string | null;
   /** With `baselineBeforeSync`: the traffic until the new program's first sync. */
   readonly baseline?: { readonly tcp: TrafficCounts; readonly udp: TrafficCounts };
-}
-
-/** The traffic sent while one action ran, and the UDP flow's conntrack id around it. */
-export interface TrafficWindow<T> {
-  readonly value: T;
-  readonly tcp: TrafficCounts;
-  readonly udp: TrafficCounts;
-  readonly flowBefore: string | null;
-  readonly flowAfter: string | null;
-  /** What the client printed: every attempt, timed from its start. */
-  readonly report: TrafficReport;
-  /** When the action started (`Date.now()`). */
-  readonly actionStartedEpochMs: number;
-}
-
-/** How long switch_traffic.ts waits for a UDP answer: half of its --timeout-ms. */
-const UDP_TIMEOUT_MS = scaledMs(1000) / 2;
-
-/**
- * When the program logged that it had deleted IPVS mode's virtual servers (its klog header's
- * UTC time, in the year of `aroundMs`), or null when it did not.
- */
-export function virtualServersDeletedAt(output: string, aroundMs: number): number | null {
-  const m = /^I(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})\d* "Deleted IPVS virtual servers"/m
-    .exec(output);
-  if (m === null) return null;
-  const [month, day, h, min, sec, ms] = m.slice(1).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  return Date.UTC(new Date(aroundMs).getUTCFullYear(), month - 1, day, h, min, sec, ms);
-}
-
-/**
- * The window's one unanswered UDP exchange when it was sent at most `timeoutMs` before the
- * program logged the virtual servers' deletion (so still waiting then); otherwise undefined.
- */
-function answerLostAtDeletion(
-  window: TrafficWindow<unknown>,
-  output: string,
-  timeoutMs: number,
-): { readonly attempt: TrafficAttempt; readonly sentBeforeMs: number } | undefined {
-  const lost = window.report.udp.filter((a) => !a.answer.ok);
-  const deletedAt = virtualServersDeletedAt(output, window.report.startedEpochMs);
-  if (lost.length !== 1 || deletedAt === null) return undefined;
-  const sentBeforeMs = deletedAt - (window.report.startedEpochMs + lost[0]!.atMs);
-  return sentBeforeMs >= 0 && sentBeforeMs <= timeoutMs
-    ? { attempt: lost[0]!, sentBeforeMs }
-    : undefined;
-}
-
-/**
- * The longest gap between answered attempts from the action's start, leaving out the one gap
- * around `lost` (the time its answer was waited for).
- */
-function longestGapAround(
-  window: TrafficWindow<unknown>,
-  attempts: readonly TrafficAttempt[],
-  lost: TrafficAttempt,
-): number {
-  const from = window.actionStartedEpochMs - window.report.startedEpochMs;
-  const ok = attempts.filter((a) => a.answer.ok && a.atMs >= from);
-  const before = ok.filter((a) => a.atMs < lost.atMs);
-  const after = ok.filter((a) => a.atMs > lost.atMs);
-  return Math.max(countTraffic(before).maxGapMs, countTraffic(after).maxGapMs);
-}
-
-/**
- * Counts every attempt; the longest gap only among those started once the action had (before,
- * the client was starting up and warming its sockets, which is not what the action costs).
- */
-function countWindow(
-  report: TrafficReport,
-  attempts: readonly TrafficAttempt[],
-  fromEpochMs: number,
-): TrafficCounts {
-  const since = attempts.filter((a) => report.startedEpochMs + a.atMs >= fromEpochMs);
-  return { ...countTraffic(attempts), maxGapMs: countTraffic(since).maxGapMs };
-}
-
-/**
- * Runs `action` while the client pod sends switch_traffic.ts's traffic (UDP from
- * `udpSourcePort`; TCP from the kernel's ephemeral ports, or from `tcpSourcePort` counting up,
- * one port per connection), and counts what was answered. The action starts once the UDP flow
- * has its conntrack entry. Attempts time out after 1 s times the time scale: the client shares
- * the node's CPU with whatever the action starts.
- */
-export async function trafficDuring<T>(
-  topo: Topology,
-  label: string,
-  udpSourcePort: number,
-  action: () => Promise<T>,
-  tcpSourcePort?: number,
-): Promise<TrafficWindow<T>> {
-  const traffic = topo.spawn("client", Deno.execPath(), [
-    "run",
-    "--no-config",
-    "--allow-net",
-    "--allow-ffi",
-    TRAFFIC,
-    "--tcp",
-    "172.30.0.10:80",
-    "--udp",
-    "172.30.0.53:53",
-    "--udp-source-port",
-    String(udpSourcePort),
-    "--timeout-ms",
-    String(scaledMs(1000)),
-    ...(tcpSourcePort === undefined ? [] : ["--tcp-source-port", String(tcpSourcePort)]),
-  ], { label: `traffic ${label}` });
-  await traffic.waitForOutput("traffic started", scaledMs(10_000));
-  await eventually(
-    "the UDP flow's conntrack entry",
-    scaledMs(5000),
-    async () => (await udpFlowId(topo, udpSourcePort)) !== null,
-  );
-  const flowBefore = await udpFlowId(topo, udpSourcePort);
-  const actionStartedEpochMs = Date.now();
-  const value = await action();
-  await traffic.kill(scaledMs(5000));
-  const line = traffic.output().split("\n").find((l) => l.startsWith("{"));
-  assert.ok(line, `traffic report missing:\n${traffic.output()}`);
-  const report = JSON.parse(line) as TrafficReport;
-  return {
-    value,
-    report,
-    actionStartedEpochMs,
-    tcp: countWindow(report, report.tcp, actionStartedEpochMs),
-    udp: countWindow(report, report.udp, actionStartedEpochMs),
-    flowBefore,
-    flowAfter: await udpFlowId(topo, udpSourcePort),
-  };
 }
 
 /** Switches the node to `sw.to` under traffic, prints the counts and checks them. */
