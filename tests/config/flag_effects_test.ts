@@ -7,8 +7,6 @@
 import assert from "node:assert/strict";
 import { trackerSettings } from "../../lib/app/tracker_settings.ts";
 import { commonRenderOptions, featureEnabled } from "../../lib/config/mod.ts";
-import { iptablesRenderOptions } from "../../lib/backends/iptables/render_options.ts";
-import { ipvsModeOptions } from "../../lib/backends/ipvs/ipvs_options.ts";
 import { createProxyTracker } from "../../lib/proxy/mod.ts";
 import {
   FLAGS,
@@ -19,11 +17,11 @@ import {
   refused,
   render,
 } from "./flag_effect_fixtures.ts";
-
-type Effect = () => void | Promise<void>;
+import { type Effect, MODE_FLAG_EFFECTS } from "./mode_flag_effects.ts";
 
 /** Each flag's effect. */
 const EFFECTS: Record<string, Effect> = {
+  ...MODE_FLAG_EFFECTS,
   "bind-address": async () => {
     // The node's own address is outside the source ranges; as primary IP, 192.168.7.7 is in.
     const plain = await render(LB_STATE, []);
@@ -182,73 +180,6 @@ const EFFECTS: Record<string, Effect> = {
     assert.equal(parse(["--init-only"]).command, "init-only");
     assert.equal(parse(["--init-only", "--cleanup"]).command, "cleanup", "upstream's order");
   },
-  "iptables-localhost-nodeports": () =>
-    assert.equal(
-      iptablesRenderOptions(parse(["--iptables-localhost-nodeports=false"]).config, "IPv4")
-        .localhostNodePorts,
-      false,
-    ),
-  "iptables-masquerade-bit": async () =>
-    assert.match(
-      await render(LB_STATE, ["--iptables-masquerade-bit=5"]),
-      /-A KUBE-MARK-MASQ -j MARK --or-mark 0x00000020$/m,
-    ),
-  "iptables-min-sync-period": () =>
-    assert.equal(
-      parse(["--proxy-mode=nftables", "--iptables-min-sync-period=3s"]).config.minSyncPeriodMs,
-      3000,
-    ),
-  "iptables-sync-period": () =>
-    assert.equal(
-      parse(["--proxy-mode=nftables", "--iptables-sync-period=20s"]).config.syncPeriodMs,
-      20_000,
-    ),
-  "ipvs-exclude-cidrs": () =>
-    assert.deepEqual(
-      ipvsModeOptions(
-        parse(["--proxy-mode=ipvs", "--ipvs-exclude-cidrs=10.9.0.0/16"]).config,
-        "IPv4",
-      ).excludeCIDRs,
-      ["10.9.0.0/16"],
-    ),
-  "ipvs-min-sync-period": () =>
-    assert.equal(
-      parse(["--proxy-mode=ipvs", "--ipvs-min-sync-period=2s"]).config.minSyncPeriodMs,
-      2000,
-    ),
-  "ipvs-scheduler": () => {
-    assert.equal(
-      ipvsModeOptions(parse(["--proxy-mode=ipvs", "--ipvs-scheduler=wrr"]).config, "IPv4")
-        .scheduler,
-      "wrr",
-    );
-    refused(
-      ["--proxy-mode=ipvs", "--ipvs-scheduler=magic"],
-      /^Invalid --ipvs-scheduler "magic": expected one of rr/,
-    );
-  },
-  "ipvs-strict-arp": () =>
-    assert.equal(parse(["--proxy-mode=ipvs", "--ipvs-strict-arp"]).config.ipvs.strictARP, true),
-  "ipvs-sync-period": () =>
-    assert.equal(
-      parse(["--proxy-mode=ipvs", "--ipvs-sync-period=45s"]).config.syncPeriodMs,
-      45_000,
-    ),
-  "ipvs-tcp-timeout": () =>
-    refused(
-      ["--proxy-mode=ipvs", "--ipvs-tcp-timeout=-1s"],
-      /^Invalid --ipvs-tcp-timeout "-1s": expected a duration of 0 or more/,
-    ),
-  "ipvs-tcpfin-timeout": () =>
-    assert.equal(
-      parse(["--proxy-mode=ipvs", "--ipvs-tcpfin-timeout=1m"]).config.ipvs.tcpFinTimeoutMs,
-      60_000,
-    ),
-  "ipvs-udp-timeout": () =>
-    assert.equal(
-      parse(["--proxy-mode=ipvs", "--ipvs-udp-timeout=10s"]).config.ipvs.udpTimeoutMs,
-      10_000,
-    ),
   "kube-api-burst": () =>
     refused(
       ["--kube-api-burst=-1"],
