@@ -120,18 +120,19 @@ Deno.test("natLayout() counts into `written` the rules of the lines it keeps, wh
   }
 });
 
-Deno.test("natLayout() saved writes nothing until the render ends, then the lines in the order iptables-save prints them, KUBE-MARK-MASQ declared last", () => {
+Deno.test("natLayout() saved writes nothing until the render ends, then every chain declared in reverse name order (KUBE-MARK-MASQ last), then the rules chain by chain in name order", () => {
   const saved = lay("saved", FULL);
   assert.equal(saved.early, "");
   assert.deepEqual(linesOf(saved.all), [
     "*nat",
+    // The head's canary, then the declarations.
     ":KUBE-PROXY-CANARY - [0:0]",
-    ":KUBE-SEP-MMM - [0:0]",
-    ":KUBE-SEP-QQQ - [0:0]",
-    ":KUBE-SERVICES - [0:0]",
-    ":KUBE-SVC-AAA - [0:0]",
-    ":KUBE-SVC-CCC - [0:0]",
     ":KUBE-SVC-ZZZ - [0:0]",
+    ":KUBE-SVC-CCC - [0:0]",
+    ":KUBE-SVC-AAA - [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-SEP-QQQ - [0:0]",
+    ":KUBE-SEP-MMM - [0:0]",
     // Declared after the others (see DECLARED_LAST); its rules keep their place in name order.
     ":KUBE-MARK-MASQ - [0:0]",
     "-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000",
@@ -143,10 +144,10 @@ Deno.test("natLayout() saved writes nothing until the render ends, then the line
   ]);
   assert.deepEqual(linesOf(lay("saved", PARTIAL).all), [
     "*nat",
-    ":KUBE-SEP-MMM - [0:0]",
-    ":KUBE-SEP-QQQ - [0:0]",
-    ":KUBE-SVC-AAA - [0:0]",
     ":KUBE-SVC-ZZZ - [0:0]",
+    ":KUBE-SVC-AAA - [0:0]",
+    ":KUBE-SEP-QQQ - [0:0]",
+    ":KUBE-SEP-MMM - [0:0]",
     "-A KUBE-SVC-AAA -j KUBE-SEP-QQQ",
     "-A KUBE-SVC-ZZZ -j KUBE-SEP-MMM",
     // Chains the input does not declare come last.
