@@ -40,17 +40,29 @@ const symbols = {
 } as const;
 
 let lib: Deno.DynamicLibrary<typeof symbols> | null = null;
+/** The JS thread's errno, viewed once: see errno(). */
+let errnoView: Deno.UnsafePointerView | null = null;
 
 /** The libc calls above (libc.so.6 is opened on first use). */
 export function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
-  lib ??= Deno.dlopen("libc.so.6", symbols);
+  if (lib === null) {
+    lib = Deno.dlopen("libc.so.6", symbols);
+    const ptr = lib.symbols.__errno_location();
+    if (ptr === null) throw new Error("libc's __errno_location() returned no address");
+    errnoView = new Deno.UnsafePointerView(ptr);
+  }
   return lib.symbols;
 }
 
-/** errno of the calling thread, as the last failed call left it. */
+/**
+ * errno of the JS thread, as the last failed call left it: read through a view made when libc
+ * was opened, so that nothing between the call and the read allocates. An allocation may run a
+ * collection, whose own system calls (mmap, madvise) overwrite errno: a connection reset once
+ * read as errno 2 that way.
+ */
 export function errno(): number {
-  const ptr = libc().__errno_location();
-  return ptr === null ? 0 : new Deno.UnsafePointerView(ptr).getInt32();
+  libc();
+  return errnoView!.getInt32();
 }
 
 /** SO_REUSEADDR on `fd`; false when setsockopt failed (see errno()). */

@@ -103,9 +103,10 @@ export type SourcePortAttempt =
   & ({ ok: true; name: string } | { ok: false; error: string; notSent?: true })
   & { closedFirst: boolean };
 
-const failed = (code: number): SourcePortAttempt => ({
+/** A failed attempt, named by the errno `code` and, for a code without a name, the failed `call`. */
+const failed = (code: number, call: string): SourcePortAttempt => ({
   ok: false,
-  error: ERRNO_NAMES[code] ?? `errno ${code}`,
+  error: ERRNO_NAMES[code] ?? `errno ${code} (${call})`,
   closedFirst: true,
 });
 
@@ -124,34 +125,37 @@ export async function tcpFromSourcePort(
   const c = libc();
   const deadline = Date.now() + timeoutMs;
   const fd = c.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return failed(errno());
+  if (fd < 0) return failed(errno(), "socket");
   try {
-    if (!reuseAddress(fd)) return failed(errno());
+    if (!reuseAddress(fd)) return failed(errno(), "setsockopt");
     const local = sockaddr(4, null, sourcePort);
-    if (sourcePort !== 0 && c.bind(fd, local, local.length) < 0) return failed(errno());
+    if (sourcePort !== 0 && c.bind(fd, local, local.length) < 0) return failed(errno(), "bind");
     const remote = sockaddr(4, dest.host, dest.port);
     if (c.connect(fd, remote, remote.length) < 0) {
       const e = errno();
       if (e === EADDRNOTAVAIL) {
         return { ok: false, error: ERRNO_NAMES[e]!, closedFirst: true, notSent: true };
       }
-      if (e !== EINPROGRESS) return failed(e);
+      if (e !== EINPROGRESS) return failed(e, "connect");
     }
     if (!await waitFor(fd, POLLOUT, deadline)) {
       return { ok: false, error: "timeout", closedFirst: true };
     }
     const soError = new Uint8Array(4);
     const soLen = new Uint8Array(new Uint32Array([4]).buffer);
-    if (c.getsockopt(fd, SOL_SOCKET, SO_ERROR, soError, soLen) < 0) return failed(errno());
+    if (c.getsockopt(fd, SOL_SOCKET, SO_ERROR, soError, soLen) < 0) {
+      return failed(errno(), "getsockopt");
+    }
     const connectErr = new DataView(soError.buffer).getInt32(0, true);
-    if (connectErr !== 0) return failed(connectErr);
+    if (connectErr !== 0) return failed(connectErr, "SO_ERROR");
     const buf = new Uint8Array(512);
     let text = "", eof = false;
     while (!eof) {
       const n = Number(c.recv(fd, buf, BigInt(buf.length), MSG_DONTWAIT));
+      const e = n < 0 ? errno() : 0;
       if (n > 0) text += new TextDecoder().decode(buf.subarray(0, n));
       else if (n === 0) eof = true;
-      else if (errno() !== EAGAIN) return failed(errno());
+      else if (e !== EAGAIN) return failed(e, "recv");
       else if (!await waitFor(fd, POLLIN, deadline)) break;
     }
     const answer = parseEchoLine(text);
