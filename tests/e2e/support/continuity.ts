@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 /**
  * What the continuity cases share: the traffic processes (support/continuity_traffic.ts) and
  * their reading, the node's conntrack flows, and the services the cases use. `summary()` prints
@@ -127,6 +128,16 @@ export function errorSpans(r: TrafficReport): string {
   return spans.map((x) => `${s(x.from)}-${s(x.to)} s (${x.n})`).join(", ");
 }
 
+/**
+ * Asserts that attempts whose connect() failed in the client (never sent, see
+ * continuity_libc_tcp.ts) stay rare: at most one per hundred sent, so a broken client cannot
+ * pass for a proxy that loses nothing.
+ */
+export function assertFewUnsent(r: TrafficReport, what: string): void {
+  const unsent = Object.values(r.unsent ?? {}).reduce((a, b) => a + b, 0);
+  assert.ok(unsent <= r.sent / 100, `${what}: ${unsent} of ${r.sent + unsent} attempts not sent`);
+}
+
 /** Prints one case's counts (and reports them as CONTINUITY_REPORT says, when it is set). */
 export function summary(
   mode: string,
@@ -141,9 +152,11 @@ export function summary(
   const skipped = r.skipped > 0
     ? ` (${r.skipped} ticks skipped: no source port free on the client)`
     : "";
+  const unsent = Object.entries(r.unsent ?? {}).map(([error, n]) => `${n} × ${error}`);
+  const notSent = unsent.length > 0 ? `; not sent: ${unsent.join(", ")}` : "";
   console.log(
     `  ${what}: sent ${r.sent} (${perSecond}/s kept${skipped}), failed ${failed}, ` +
-      `longest gap ${shown}; errors: ${errorKinds(r)}`,
+      `longest gap ${shown}; errors: ${errorKinds(r)}${notSent}`,
   );
   const spans = errorSpans(r);
   if (spans !== "") console.log(`    errors at ${spans}`);

@@ -26,6 +26,7 @@ import {
 const EAGAIN = 11;
 const EINPROGRESS = 115;
 const EADDRNOTAVAIL = 99;
+const ECONNREFUSED = 111;
 
 /** The errno values a failed connection is named by, as tcp_probe.ts names Deno's errors. */
 const ERRNO_NAMES: Readonly<Record<number, string>> = {
@@ -96,11 +97,16 @@ function waitFor(fd: number, events: number, deadline: number): Promise<boolean>
 /**
  * What one connection got: the answering pod's name, or why not; `closedFirst` says the
  * client closed before the server's FIN came, which leaves the port in TIME_WAIT on the client;
- * `notSent` says the client's own kernel refused the port (its previous connection to the same
- * address is still closing there), so no packet left.
+ * `notSent` says connect() failed at once in the client's own namespace, so no packet left and
+ * nothing of the proxy's was involved: mostly the kernel refusing the port (its previous
+ * connection to the same address is still closing there); `localFailure` marks any other such
+ * error, which the caller reports on its own.
  */
 export type SourcePortAttempt =
-  & ({ ok: true; name: string } | { ok: false; error: string; notSent?: true })
+  & (
+    | { ok: true; name: string }
+    | { ok: false; error: string; notSent?: true; localFailure?: true }
+  )
   & { closedFirst: boolean };
 
 /** A failed attempt, named by the errno `code` and, for a code without a name, the failed `call`. */
@@ -136,7 +142,14 @@ export async function tcpFromSourcePort(
       if (e === EADDRNOTAVAIL) {
         return { ok: false, error: ERRNO_NAMES[e]!, closedFirst: true, notSent: true };
       }
-      if (e !== EINPROGRESS) return failed(e, "connect");
+      // A nonblocking connect() fails at once only before its SYN is out (a SYN refused on
+      // the way out comes back as ECONNREFUSED, which stays a failure). In the IPVS guest a
+      // bound socket's connect() has failed that way with errno 2 (ENOENT), cause not found.
+      if (e === ECONNREFUSED) return failed(e, "connect");
+      if (e !== EINPROGRESS) {
+        const error = `connect() failed in the client: ${ERRNO_NAMES[e] ?? `errno ${e}`}`;
+        return { ok: false, error, closedFirst: true, notSent: true, localFailure: true };
+      }
     }
     if (!await waitFor(fd, POLLOUT, deadline)) {
       return { ok: false, error: "timeout", closedFirst: true };

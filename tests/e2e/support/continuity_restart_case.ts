@@ -11,7 +11,16 @@
  */
 import assert from "node:assert/strict";
 import { endpointSlice, service } from "./cluster_objects.ts";
-import { DNS, flowsTo, longestGap, sleep, summary, WEB, WEB_SLICE } from "./continuity.ts";
+import {
+  assertFewUnsent,
+  DNS,
+  flowsTo,
+  longestGap,
+  sleep,
+  summary,
+  WEB,
+  WEB_SLICE,
+} from "./continuity.ts";
 import type { TrafficReport } from "./continuity_traffic.ts";
 import type { ContinuityStage } from "./continuity_stage.ts";
 import type { SpawnedProcess } from "../../../scripts/netns/mod.ts";
@@ -163,6 +172,8 @@ export async function restartCase(stage: ContinuityStage): Promise<void> {
 
   assert.equal(failedTcp(c), 0, "no failed connection through the ClusterIP");
   assert.equal(failedTcp(n), 0, "no failed connection through the NodePort");
+  assertFewUnsent(c, "ClusterIP client");
+  assertFewUnsent(n, "NodePort client");
   assert.equal(secondDeleted, false, "an unchanged restart deletes no conntrack entry");
   assert.deepEqual([...from(0, killAt)], [pinnedName], "UDP answers keep coming from one endpoint");
   assert.deepEqual([...from(thirdReady + stage.settleMs, end)], [other.name]);

@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { HeldConnection } from "../../ipvs_guest/support/held_connection.ts";
-import { longestGap, sleep, summary, type Traffic } from "./continuity.ts";
+import { assertFewUnsent, longestGap, sleep, summary, type Traffic } from "./continuity.ts";
 import { type ContinuityStage, HOLD_PORT, REMOTE_POD } from "./continuity_stage.ts";
 import type { TrafficReport } from "./continuity_traffic.ts";
 import {
@@ -134,9 +134,11 @@ export async function rollingCase(stage: ContinuityStage, opts: RollingOptions):
   const fresh = opts.fresh.map((p) => p.name).sort();
   for (const r of [run.cluster, ...(run.reuse ? [run.reuse] : [])]) {
     assert.deepEqual(failures(r), [], "no failed connection through the ClusterIP");
+    assertFewUnsent(r, "ClusterIP client");
     assert.deepEqual(answeredAtEnd(r), fresh, "only the new pods answer at the end");
   }
   assert.deepEqual(failures(run.nodePort), [], "no failed connection through the NodePort");
+  assertFewUnsent(run.nodePort, "NodePort client");
   assert.deepEqual(
     [...duringTerminating],
     [opts.old[0].name],

@@ -29,6 +29,11 @@ export interface TrafficReport {
   readonly sent: number;
   /** Ticks with no source port free on the client, not sent (`--source-ports` only). */
   readonly skipped: number;
+  /**
+   * TCP attempts whose connect() failed at once in the client (no packet left it), by error;
+   * not counted as sent (see continuity_libc_tcp.ts).
+   */
+  readonly unsent?: Readonly<Record<string, number>>;
   /** UDP: when each datagram went out (ms since start), for counting answers per window. */
   readonly sends?: number[];
   /** From the first send to the last (ms): sent / sendingMs is the rate the client kept. */
@@ -62,6 +67,7 @@ if (start > Date.now()) await new Promise((r) => setTimeout(r, start - Date.now(
 const events: TrafficEvent[] = [];
 const sends: number[] = [];
 let sent = 0, skipped = 0, lastSend = 0;
+const unsent: Record<string, number> = {};
 const decoder = new TextDecoder();
 
 async function udp(): Promise<void> {
@@ -147,7 +153,8 @@ async function tcp(): Promise<void> {
         attempt.then((a) => {
           if (!a.ok && a.notSent) {
             sent--;
-            skipped++;
+            if (a.localFailure) unsent[a.error] = (unsent[a.error] ?? 0) + 1;
+            else skipped++;
           } else events.push(a.ok ? { t, to, name: a.name } : { t, to, error: a.error });
         }),
       );
@@ -164,6 +171,7 @@ console.log(JSON.stringify(
   {
     sent,
     skipped,
+    ...(Object.keys(unsent).length > 0 ? { unsent } : {}),
     sendingMs: lastSend,
     events,
     ...(values.proto === "tcp" ? {} : { sends }),
