@@ -56,9 +56,8 @@ export function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
 
 /**
  * errno of the JS thread, as the last failed call left it: read through a view made when libc
- * was opened, so that nothing between the call and the read allocates. An allocation may run a
- * collection, whose own system calls (mmap, madvise) overwrite errno: a connection reset once
- * read as errno 2 that way.
+ * was opened, so that nothing between the call and the read allocates (an allocation may run a
+ * collection, whose own system calls would overwrite errno).
  */
 export function errno(): number {
   libc();

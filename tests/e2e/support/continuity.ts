@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 /**
  * What the continuity cases share: the traffic processes (support/continuity_traffic.ts) and
  * their reading, the node's conntrack flows, and the services the cases use. `summary()` prints
@@ -6,6 +5,7 @@ import assert from "node:assert/strict";
  * `CONTINUITY_REPORT=stdout` prints that line prefixed with CONTINUITY_ROW_PREFIX instead, for
  * the IPVS guest, whose files stay in the guest (bench/continuity_bench.ts reads both).
  */
+import assert from "node:assert/strict";
 import { parseConntrackList } from "../../../lib/conntrack/mod.ts";
 import type { Topology } from "../../../scripts/netns/mod.ts";
 import type { TestPort } from "./cluster_objects.ts";

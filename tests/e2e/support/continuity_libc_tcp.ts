@@ -98,14 +98,14 @@ function waitFor(fd: number, events: number, deadline: number): Promise<boolean>
  * What one connection got: the answering pod's name, or why not; `closedFirst` says the
  * client closed before the server's FIN came, which leaves the port in TIME_WAIT on the client;
  * `notSent` says connect() failed at once in the client's own namespace, so no packet left and
- * nothing of the proxy's was involved: mostly the kernel refusing the port (its previous
- * connection to the same address is still closing there); `localFailure` marks any other such
- * error, which the caller reports on its own.
+ * nothing of the proxy's was involved: "port busy" when the kernel refused the port (its
+ * previous connection to the same address is still closing there), "local error" for any other
+ * such error, which the caller reports on its own.
  */
 export type SourcePortAttempt =
   & (
     | { ok: true; name: string }
-    | { ok: false; error: string; notSent?: true; localFailure?: true }
+    | { ok: false; error: string; notSent?: "port busy" | "local error" }
   )
   & { closedFirst: boolean };
 
@@ -140,15 +140,14 @@ export async function tcpFromSourcePort(
     if (c.connect(fd, remote, remote.length) < 0) {
       const e = errno();
       if (e === EADDRNOTAVAIL) {
-        return { ok: false, error: ERRNO_NAMES[e]!, closedFirst: true, notSent: true };
+        return { ok: false, error: ERRNO_NAMES[e]!, closedFirst: true, notSent: "port busy" };
       }
       // A nonblocking connect() fails at once only before its SYN is out (a SYN refused on
-      // the way out comes back as ECONNREFUSED, which stays a failure). In the IPVS guest a
-      // bound socket's connect() has failed that way with errno 2 (ENOENT), cause not found.
+      // the way out comes back as ECONNREFUSED, which stays a failure).
       if (e === ECONNREFUSED) return failed(e, "connect");
       if (e !== EINPROGRESS) {
         const error = `connect() failed in the client: ${ERRNO_NAMES[e] ?? `errno ${e}`}`;
-        return { ok: false, error, closedFirst: true, notSent: true, localFailure: true };
+        return { ok: false, error, closedFirst: true, notSent: "local error" };
       }
     }
     if (!await waitFor(fd, POLLOUT, deadline)) {

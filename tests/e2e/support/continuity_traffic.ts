@@ -153,7 +153,7 @@ async function tcp(): Promise<void> {
         attempt.then((a) => {
           if (!a.ok && a.notSent) {
             sent--;
-            if (a.localFailure) unsent[a.error] = (unsent[a.error] ?? 0) + 1;
+            if (a.notSent === "local error") unsent[a.error] = (unsent[a.error] ?? 0) + 1;
             else skipped++;
           } else events.push(a.ok ? { t, to, name: a.name } : { t, to, error: a.error });
         }),
