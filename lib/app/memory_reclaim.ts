@@ -80,7 +80,16 @@ export function exposedGc(
 ): (() => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== "function") return undefined;
-  return () => gc({ type: "major", execution: "sync", flavor });
+  const run = gc as (options: { type: string; execution: string; flavor: string }) => void;
+  const major = (f: typeof flavor) => run({ type: "major", execution: "sync", flavor: f });
+  if (flavor === "regular") return () => major("regular");
+  // A last-resort collection called while a marking cycle is under way (its concurrent
+  // markers starved of CPU) finishes that cycle with the compaction candidates it started
+  // with and gives back almost no pages; a regular one finishes it first.
+  return () => {
+    major("regular");
+    major("last-resort");
+  };
 }
 
 /** Creates a reclaimer; with no collector available it never schedules anything. */
