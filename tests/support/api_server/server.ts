@@ -50,8 +50,9 @@ export interface RestartOptions {
 
 /** Creates the PKI if needed, then starts (or, with startStopped, only prepares) the server. */
 export async function startTestApiServer(opts: TestApiServerOptions = {}): Promise<TestApiServer> {
-  const pki = opts.pki ?? await createTestPki();
-  const server = new TestApiServer(pki, opts);
+  const server = opts.pki !== undefined
+    ? new TestApiServer(opts.pki, opts)
+    : new TestApiServer(await createTestPki(), opts, { ownsPki: true });
   if (opts.startStopped) await server.reservePort();
   else await server.start();
   return server;
@@ -68,8 +69,15 @@ export class TestApiServer {
   #port: number;
   readonly #hostname: string;
   readonly #bookmarkIntervalMs: number;
+  /** The PKI's directory was made for this server alone: the first close() removes it. */
+  #ownsPki: boolean;
 
-  constructor(readonly pki: TestPki, readonly options: TestApiServerOptions = {}) {
+  constructor(
+    readonly pki: TestPki,
+    readonly options: TestApiServerOptions = {},
+    ownership: { readonly ownsPki?: boolean } = {},
+  ) {
+    this.#ownsPki = ownership.ownsPki ?? false;
     this.store = new ObjectStore(
       options.historyLimit !== undefined ? { historyLimit: options.historyLimit } : {},
     );
@@ -148,6 +156,10 @@ export class TestApiServer {
   async close(): Promise<void> {
     this.faults.clear();
     await this.stop();
+    if (this.#ownsPki) {
+      this.#ownsPki = false;
+      await Deno.remove(this.pki.dir, { recursive: true });
+    }
   }
 
   /** For `await using`. */

@@ -6,6 +6,7 @@ type Json = any;
 
 /** One PKI for all of a test file's servers (made once per file). */
 export const pki: TestPki = await createTestPki();
+globalThis.addEventListener("unload", () => Deno.removeSync(pki.dir, { recursive: true }));
 
 /** A minimal valid Service. */
 export function svc(name: string, labels: Record<string, string> = {}, ns = "default"): Json {
