@@ -73,19 +73,18 @@ export interface MemoryReclaimer {
  * V8's full collection (`gc()` of `--expose-gc`), else undefined. The "last-resort" flavor
  * (the default) repeats collections that also compact and shrink the heap, as V8 does before
  * giving up on memory; a "regular" one frees the objects but keeps most pages, so the heap
- * can stay near twice its live objects.
+ * can stay near twice its live objects. A last-resort collection called while a marking cycle
+ * is under way (its concurrent markers starved of CPU) would finish that cycle with the
+ * compaction candidates it started with and give back almost no pages, so a regular one
+ * finishes the cycle first.
  */
 export function exposedGc(
   flavor: "last-resort" | "regular" = "last-resort",
 ): (() => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== "function") return undefined;
-  const run = gc as (options: { type: string; execution: string; flavor: string }) => void;
-  const major = (f: typeof flavor) => run({ type: "major", execution: "sync", flavor: f });
+  const major = (f: typeof flavor) => gc({ type: "major", execution: "sync", flavor: f });
   if (flavor === "regular") return () => major("regular");
-  // A last-resort collection called while a marking cycle is under way (its concurrent
-  // markers starved of CPU) finishes that cycle with the compaction candidates it started
-  // with and gives back almost no pages; a regular one finishes it first.
   return () => {
     major("regular");
     major("last-resort");
