@@ -13,6 +13,8 @@ export interface EndpointRenderContext {
   readonly buffers: RuleBuffers;
   /** Memo of the SEP name hashes. */
   readonly chainNames: ChainNameCache;
+  /** The SEP names of this render's reachable endpoints, each looked up once per render. */
+  readonly endpointChains?: ReadonlyMap<Endpoint, string>;
   /** The servicePortKey owning the lines. */
   readonly key: string;
   /** `ns/name:port`. */
@@ -43,16 +45,22 @@ function comment(ctx: EndpointRenderContext, text: string): RulePart {
   return ctx.largeClusterMode ? [] : ["-m", "comment", "--comment", text];
 }
 
+/** The SEP chain of `ep` in this render: from `endpointChains`, else from the memo. */
+function sepOf(ctx: EndpointRenderContext, ep: Endpoint): string {
+  return ctx.endpointChains?.get(ep) ??
+    endpointChainName(ctx.chainNames, ctx.name, ctx.protocol, ep);
+}
+
 /** Sticky checks first (ClientIP affinity), then one random rule per endpoint, last always. */
 export function writeServiceToEndpointRules(
   ctx: EndpointRenderContext,
   svcChain: string,
   endpoints: readonly Endpoint[],
 ): void {
-  const { buffers: b, key, name, protocol, info } = ctx;
+  const { buffers: b, key, name, info } = ctx;
   if (info.stickyMaxAgeSeconds > 0) {
     for (const ep of endpoints) {
-      const sep = endpointChainName(ctx.chainNames, name, protocol, ep);
+      const sep = sepOf(ctx, ep);
       const recent = ["-m", "recent", "--name", sep, "--rcheck", "--seconds"];
       b.nat(
         key,
@@ -67,36 +75,31 @@ export function writeServiceToEndpointRules(
       );
     }
   }
-  endpoints.forEach((ep, i) => {
-    const sep = endpointChainName(ctx.chainNames, name, protocol, ep);
-    const random: RulePart = i < endpoints.length - 1
-      ? ["-m", "statistic", "--mode", "random", "--probability", probability(endpoints.length - i)]
-      : [];
-    b.nat(key, "-A", svcChain, comment(ctx, quoted(`${name} -> ${ep.address}`)), random, "-j", sep);
-  });
+  // The lines of the commonest rules are written out rather than joined from parts.
+  const head = `-A ${svcChain} `;
+  const last = endpoints.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const ep = endpoints[i]!;
+    const sep = sepOf(ctx, ep);
+    const note = ctx.largeClusterMode ? "" : `-m comment --comment "${name} -> ${ep.address}" `;
+    const random = i < last
+      ? `-m statistic --mode random --probability ${probability(endpoints.length - i)} `
+      : "";
+    b.natLine(key, svcChain, `${head}${note}${random}-j ${sep}`);
+  }
 }
 
 /** Writes one endpoint's KUBE-SEP chain (hairpin masquerade, DNAT) and returns its name. */
 export function writeEndpointChain(ctx: EndpointRenderContext, ep: Endpoint): string {
   const { buffers: b, key, name, protocol, info } = ctx;
-  const sep = endpointChainName(ctx.chainNames, name, protocol, ep);
-  const head: RulePart = ["-A", sep, comment(ctx, name)].flat();
-  b.nat(key, head, "-s", ep.ip, "-j", KUBE_MARK_MASQ);
-  const affinity: RulePart = info.stickyMaxAgeSeconds > 0
-    ? ["-m", "recent", "--name", sep, "--set"]
-    : [];
-  b.nat(
+  const sep = sepOf(ctx, ep);
+  const head = ctx.largeClusterMode ? `-A ${sep} ` : `-A ${sep} -m comment --comment ${name} `;
+  b.natLine(key, sep, `${head}-s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
+  const affinity = info.stickyMaxAgeSeconds > 0 ? `-m recent --name ${sep} --set ` : "";
+  b.natLine(
     key,
-    head,
-    affinity,
-    "-m",
-    protocol,
-    "-p",
-    protocol,
-    "-j",
-    "DNAT",
-    "--to-destination",
-    ep.address,
+    sep,
+    `${head}${affinity}-m ${protocol} -p ${protocol} -j DNAT --to-destination ${ep.address}`,
   );
   return sep;
 }

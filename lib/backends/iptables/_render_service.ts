@@ -20,6 +20,7 @@ import {
 } from "./chain_names.ts";
 import {
   countServicePortChainRules,
+  endpointChainNames,
   type ServiceChainsContext,
   servicePortOwnChains,
   type ServicePortPlan,
@@ -215,6 +216,7 @@ export function renderServicePort(
     name,
     protocol,
     chains,
+    endpointChains: endpointChainNames(ctx.chainNames, sps, name, protocol),
     internalPolicyLocal,
     externalPolicyLocal,
     hasInternalEndpoints,
@@ -225,7 +227,7 @@ export function renderServicePort(
     usesLocalPolicyChain,
     clusterIPMatch,
   };
-  const ownChains = servicePortOwnChains(ctx.chainNames, plan);
+  const ownChains = servicePortOwnChains(plan);
   let omittedNatRules = 0;
   if (ctx.writeServiceChains(key, ownChains)) {
     for (const chain of ownChains) b.natChain(key, chain);

@@ -4,7 +4,7 @@
  * service port uses and writes its top-level captures.
  */
 import { cidrContains, cidrString, parseCIDR } from "../../net/mod.ts";
-import type { ServicePortState } from "../../proxy/mod.ts";
+import type { Endpoint, ServicePortState } from "../../proxy/mod.ts";
 import type { ChainNameCache, ServicePortChains } from "./chain_name_cache.ts";
 import { KUBE_MARK_MASQ } from "./chain_names.ts";
 import {
@@ -27,6 +27,8 @@ export interface ServicePortPlan {
   readonly protocol: string;
   /** The SVC/SVL/EXT/FW names, hashed on first use. */
   readonly chains: ServicePortChains;
+  /** The SEP name of each reachable endpoint (endpointChainNames). */
+  readonly endpointChains: ReadonlyMap<Endpoint, string>;
   readonly internalPolicyLocal: boolean;
   readonly externalPolicyLocal: boolean;
   readonly hasInternalEndpoints: boolean;
@@ -39,16 +41,31 @@ export interface ServicePortPlan {
   readonly clusterIPMatch: RulePart;
 }
 
+/**
+ * The SEP name of each reachable endpoint of a service port, keyed by the endpoint itself: each
+ * name is looked up in the memo once per render, however many rules name it.
+ */
+export function endpointChainNames(
+  names: ChainNameCache,
+  sps: ServicePortState,
+  name: string,
+  protocol: string,
+): Map<Endpoint, string> {
+  const out = new Map<Endpoint, string>();
+  for (const ep of sps.allReachableEndpoints) {
+    out.set(ep, endpointChainName(names, name, protocol, ep));
+  }
+  return out;
+}
+
 /** The own nat chains of a service port, in the order their declarations are written. */
-export function servicePortOwnChains(names: ChainNameCache, plan: ServicePortPlan): string[] {
+export function servicePortOwnChains(plan: ServicePortPlan): string[] {
   const out: string[] = [];
   if (plan.usesExternalTrafficChain) out.push(plan.chains.external);
   if (plan.usesFWChain) out.push(plan.chains.firewall);
   if (plan.usesClusterPolicyChain) out.push(plan.chains.cluster);
   if (plan.usesLocalPolicyChain) out.push(plan.chains.local);
-  for (const ep of plan.sps.allReachableEndpoints) {
-    out.push(endpointChainName(names, plan.name, plan.protocol, ep));
-  }
+  for (const sep of plan.endpointChains.values()) out.push(sep);
   return out;
 }
 
@@ -204,6 +221,7 @@ export function writeServicePortChains(
   const endpointCtx = {
     buffers: b,
     chainNames: ctx.chainNames,
+    endpointChains: plan.endpointChains,
     key,
     name,
     protocol: plan.protocol,

@@ -91,7 +91,8 @@ export class ChainNameCache {
   #memo(input: string, make: (input: string) => string): string {
     const young = this.#young.get(input);
     if (young !== undefined) return young;
-    let value = this.#old.get(input);
+    // A first render finds the old generation empty: no second lookup.
+    let value = this.#old.size === 0 ? undefined : this.#old.get(input);
     if (value === undefined) value = make(input);
     else this.#old.delete(input);
     if (this.#young.size >= this.#generationSize) {
@@ -125,6 +126,11 @@ export class ServicePortChains {
   readonly #cache: ChainNameCache;
   readonly #input: string;
   #hash: string | undefined;
+  // Each name is made once, so every line naming it holds the same string.
+  #cluster: string | undefined;
+  #local: string | undefined;
+  #external: string | undefined;
+  #firewall: string | undefined;
 
   /** Names for `servicePortName` over `protocol`, hashed through `cache` when first needed. */
   constructor(cache: ChainNameCache, servicePortName: string, protocol: string) {
@@ -138,21 +144,21 @@ export class ServicePortChains {
 
   /** KUBE-SVC-<hash> (servicePortPolicyClusterChain). */
   get cluster(): string {
-    return SVC_PREFIX + this.#suffix();
+    return this.#cluster ??= SVC_PREFIX + this.#suffix();
   }
 
   /** KUBE-SVL-<hash> (servicePortPolicyLocalChain). */
   get local(): string {
-    return SVL_PREFIX + this.#suffix();
+    return this.#local ??= SVL_PREFIX + this.#suffix();
   }
 
   /** KUBE-EXT-<hash> (serviceExternalChain). */
   get external(): string {
-    return EXT_PREFIX + this.#suffix();
+    return this.#external ??= EXT_PREFIX + this.#suffix();
   }
 
   /** KUBE-FW-<hash> (serviceFirewallChain). */
   get firewall(): string {
-    return FW_PREFIX + this.#suffix();
+    return this.#firewall ??= FW_PREFIX + this.#suffix();
   }
 }

@@ -4,6 +4,7 @@
  */
 import { keptLines, type RestoreBody, restoreHead, type WrittenRules } from "./restore_payload.ts";
 import { linesText } from "../common/mod.ts";
+import { chainLine } from "../../netfilter/mod.ts";
 import { KUBE_MARK_MASQ } from "./chain_names.ts";
 import type { OwnedLine } from "./rule_buffer.ts";
 
@@ -98,6 +99,9 @@ export function natLayout(
  */
 const PER_PIECE = 128;
 
+/** `:`, which starts a chain declaration. */
+const COLON = 0x3a;
+
 /**
  * The chain the "saved" layout declares after all others: the jump target of most nat rules
  * (every service chain's masquerade rule and every endpoint chain's hairpin rule). For each
@@ -113,15 +117,16 @@ const DECLARED_LAST = KUBE_MARK_MASQ;
  * chain), so what is held weighs about what the "held" layout holds, and each run is let go
  * once written; at the end each chain's runs follow in the order of the sorted declarations,
  * then those of chains this input does not declare (name order); the runs of one chain stay in
- * render order.
+ * render order. Lines are grouped by the chain the render named (OwnedLine.chain), which is
+ * the declaration's own string where the render reuses it, so most lookups need no hashing.
  */
 function savedOrderLayout(body: RestoreBody, written: WrittenRules): NatLayout {
-  const declarations: string[] = [];
+  /** The names of the chains declared. */
+  const declared: string[] = [];
   /** Each chain's runs of rules, joined. */
   const runs = new Map<string, string | string[]>();
-  const closeRun = (lines: string[]) => {
+  const closeRun = (chain: string, lines: string[]) => {
     const text = linesText(lines);
-    const chain = text.slice(3, text.indexOf(" ", 3));
     const before = runs.get(chain);
     if (before === undefined) runs.set(chain, text);
     else if (typeof before === "string") runs.set(chain, [before, text]);
@@ -131,34 +136,47 @@ function savedOrderLayout(body: RestoreBody, written: WrittenRules): NatLayout {
     head: () => undefined,
     slice(lines) {
       let run: string[] = [];
-      let prefix = "";
-      for (const text of keptLines(lines, body)) {
-        if (text.startsWith(":")) {
-          declarations.push(text);
+      let chain = "";
+      for (const line of lines) {
+        if (!(line.owner === null ? body.writeTopLevel : body.includeService(line.owner))) {
+          continue;
+        }
+        if (line.text.charCodeAt(0) === COLON) {
+          declared.push(line.chain);
           continue;
         }
         written.nat++;
-        // `-A CHAIN ...`
-        if (run.length === 0 || !text.startsWith(prefix)) {
-          if (run.length > 0) closeRun(run);
+        if (run.length === 0 || line.chain !== chain) {
+          if (run.length > 0) closeRun(chain, run);
           run = [];
-          prefix = text.slice(0, text.indexOf(" ", 3) + 1);
+          chain = line.chain;
         }
-        run.push(text);
+        run.push(line.text);
       }
-      if (run.length > 0) closeRun(run);
+      if (run.length > 0) closeRun(chain, run);
       return undefined;
     },
     *held() {
       yield restoreHead(body);
-      // `:NAME - [0:0]` lines sort by NAME; they are declared in reverse, DECLARED_LAST last.
-      declarations.sort();
-      const isLast = (d: string) => d.startsWith(`:${DECLARED_LAST} `);
-      const written = declarations.filter((d) => !isLast(d)).reverse()
-        .concat(declarations.filter(isLast));
-      for (let i = 0; i < written.length; i += PER_PIECE) {
-        yield linesText(written.slice(i, i + PER_PIECE));
+      // Names sort as their `:NAME - [0:0]` lines do (no name holds a space); they are
+      // declared in reverse, DECLARED_LAST last.
+      declared.sort();
+      let lines: string[] = [];
+      let last = false;
+      for (let i = declared.length - 1; i >= 0; i--) {
+        const name = declared[i]!;
+        if (name === DECLARED_LAST) {
+          last = true;
+          continue;
+        }
+        lines.push(chainLine(name));
+        if (lines.length >= PER_PIECE) {
+          yield linesText(lines);
+          lines = [];
+        }
       }
+      if (last) lines.push(chainLine(DECLARED_LAST));
+      if (lines.length > 0) yield linesText(lines);
       let piece: string[] = [];
       const take = (chain: string) => {
         const texts = runs.get(chain);
@@ -167,15 +185,14 @@ function savedOrderLayout(body: RestoreBody, written: WrittenRules): NatLayout {
         if (typeof texts === "string") piece.push(texts);
         else for (const text of texts) piece.push(text);
       };
-      for (let i = 0; i < declarations.length; i++) {
-        const declaration = declarations[i]!;
-        take(declaration.slice(1, declaration.indexOf(" ")));
+      for (let i = 0; i < declared.length; i++) {
+        take(declared[i]!);
         if (piece.length >= PER_PIECE) {
           yield piece.join("");
           piece = [];
         }
       }
-      declarations.length = 0;
+      declared.length = 0;
       for (const chain of [...runs.keys()].sort()) take(chain);
       if (piece.length > 0) yield piece.join("");
     },

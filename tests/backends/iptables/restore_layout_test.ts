@@ -3,8 +3,13 @@ import { natLayout, type NatLayoutKind } from "../../../lib/backends/iptables/re
 import type { RestoreBody } from "../../../lib/backends/iptables/restore_payload.ts";
 import type { OwnedLine } from "../../../lib/backends/iptables/rule_buffer.ts";
 
+/** Lines of `owner`, each naming the chain it declares (`:NAME`) or appends to (`-A NAME`). */
 const owned = (owner: string | null, ...texts: string[]): OwnedLine[] =>
-  texts.map((text) => ({ owner, text }));
+  texts.map((text) => ({
+    owner,
+    text,
+    chain: text.split(" ")[text.startsWith(":") ? 0 : 1]!.replace(/^:/, ""),
+  }));
 
 /** Two slices as a render yields them: each declares its chains, then writes their rules. */
 const SLICES: OwnedLine[][] = [
