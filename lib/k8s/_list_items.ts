@@ -43,6 +43,24 @@ function stringEnd(text: string, open: number): number {
   }
 }
 
+/**
+ * The index just past the object or array opening at `open`, found by counting brackets
+ * outside strings. Where the text is not JSON the result may be wrong, but then so is some
+ * item, and decoding it throws.
+ */
+function compoundEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) i = stringEnd(text, i);
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (--depth === 0) return i + 1;
+    }
+  }
+  throw new SyntaxError("Unexpected end of JSON input");
+}
+
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
@@ -86,6 +104,12 @@ function findItems(text: string): ItemsArray | undefined {
         continue;
       }
       if (elementStart < 0) elementStart = i;
+      if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+        // An item's insides matter only for where it ends: JSON.parse checks them once the
+        // item is decoded.
+        i = compoundEnd(text, i) - 1;
+        continue;
+      }
     }
     if (c === QUOTE) {
       const end = stringEnd(text, i);
