@@ -5,7 +5,7 @@
 import { keptLines, type RestoreBody, restoreHead, type WrittenRules } from "./restore_payload.ts";
 import { linesText } from "../common/mod.ts";
 import { chainLine } from "../../netfilter/mod.ts";
-import { KUBE_MARK_MASQ } from "./chain_names.ts";
+import { KUBE_MARK_MASQ, SEP_PREFIX } from "./chain_names.ts";
 import type { OwnedLine } from "./rule_buffer.ts";
 
 /**
@@ -20,7 +20,8 @@ import type { OwnedLine } from "./rule_buffer.ts";
  *   it from the nearest entry of an index it rebuilds every 355 new chains: in the render's
  *   hash order or in name order a new chain walks past up to a few hundred others, in reverse
  *   name order it goes first at once. Rules that come chain by chain in name order are
- *   cheaper to add than in the render's order. One exception: see DECLARED_LAST.
+ *   cheaper to add than in the render's order. Two exceptions, both for libxtables' table of
+ *   declared names: see DECLARED_LAST and DNAT_BUCKET.
  */
 export type NatLayoutKind = "streamed" | "held" | "saved";
 
@@ -112,6 +113,29 @@ const COLON = 0x3a;
  */
 const DECLARED_LAST = KUBE_MARK_MASQ;
 
+/** Buckets of libxtables' table of declared chain names (its NOTARGET_HSIZE). */
+const NAME_TABLE_BUCKETS = 512;
+
+/** The bucket of libxtables' table that `name` goes to (djb2 over its bytes; names are ASCII). */
+export function nameTableBucket(name: string): number {
+  let hash = 5381;
+  for (let i = 0; i < name.length; i++) hash = (Math.imul(hash, 33) + name.charCodeAt(i)) >>> 0;
+  return hash % NAME_TABLE_BUCKETS;
+}
+
+/**
+ * The bucket of `DNAT`. Every endpoint chain's DNAT rule makes libxtables look `DNAT` up in the
+ * table of declared names before it finds the extension, and the miss walks the whole bucket
+ * (~200 names at 110,000 chains). The "saved" layout declares the endpoint chains of this
+ * bucket only after the rules of all other endpoint chains, so those ~100,000 lookups find
+ * the bucket nearly empty: 5% fewer instructions for the restore of 10,000 services × 10
+ * endpoints (callgrind). Where they are declared changes no rule.
+ */
+const DNAT_BUCKET = nameTableBucket("DNAT");
+
+/** Endpoint chain names sort below this (their hash part is base32: A-Z, 2-7). */
+const AFTER_ENDPOINT_CHAINS = `${SEP_PREFIX}~`;
+
 /**
  * The "saved" layout. Each slice's rules are joined run by run (a run: consecutive rules of one
  * chain), so what is held weighs about what the "held" layout holds, and each run is let go
@@ -161,12 +185,18 @@ function savedOrderLayout(body: RestoreBody, written: WrittenRules): NatLayout {
       // Names sort as their `:NAME - [0:0]` lines do (no name holds a space); they are
       // declared in reverse, DECLARED_LAST last.
       declared.sort();
+      /** Endpoint chains of DNAT's bucket, declared after the other endpoint chains' rules. */
+      const deferred: string[] = [];
       let lines: string[] = [];
       let last = false;
       for (let i = declared.length - 1; i >= 0; i--) {
         const name = declared[i]!;
         if (name === DECLARED_LAST) {
           last = true;
+          continue;
+        }
+        if (name.startsWith(SEP_PREFIX) && nameTableBucket(name) === DNAT_BUCKET) {
+          deferred.push(name);
           continue;
         }
         lines.push(chainLine(name));
@@ -185,13 +215,28 @@ function savedOrderLayout(body: RestoreBody, written: WrittenRules): NatLayout {
         if (typeof texts === "string") piece.push(texts);
         else for (const text of texts) piece.push(text);
       };
+      // `deferred` holds names in reverse order: walked from its end, it follows `declared`.
+      let next = deferred.length - 1;
+      const takeDeferred = () => {
+        if (deferred.length === 0) return;
+        piece.push(linesText(deferred.map(chainLine)));
+        for (let k = deferred.length - 1; k >= 0; k--) take(deferred[k]!);
+        deferred.length = 0;
+      };
       for (let i = 0; i < declared.length; i++) {
-        take(declared[i]!);
+        const name = declared[i]!;
+        if (next >= 0 && name === deferred[next]) {
+          next--;
+          continue;
+        }
+        if (name > AFTER_ENDPOINT_CHAINS) takeDeferred();
+        take(name);
         if (piece.length >= PER_PIECE) {
           yield piece.join("");
           piece = [];
         }
       }
+      takeDeferred();
       declared.length = 0;
       for (const chain of [...runs.keys()].sort()) take(chain);
       if (piece.length > 0) yield piece.join("");

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { natLayout, type NatLayoutKind } from "../../../lib/backends/iptables/restore_layout.ts";
+import {
+  nameTableBucket,
+  natLayout,
+  type NatLayoutKind,
+} from "../../../lib/backends/iptables/restore_layout.ts";
 import type { RestoreBody } from "../../../lib/backends/iptables/restore_payload.ts";
 import type { OwnedLine } from "../../../lib/backends/iptables/rule_buffer.ts";
 
@@ -170,4 +174,47 @@ Deno.test("natLayout() saved writes the same lines as streamed, whatever it decl
     assert.ok(saved.slice(firstRule).every((l) => !l.startsWith(":")), "declarations first");
     assert.equal(declared.includes(":KUBE-MARK-MASQ - [0:0]"), body === FULL);
   }
+});
+
+Deno.test("nameTableBucket() is libxtables' bucket of a name (djb2 mod 512)", () => {
+  // Values from an independent djb2 (Python, over the names' bytes).
+  assert.equal(nameTableBucket("DNAT"), 460);
+  assert.equal(nameTableBucket("KUBE-MARK-MASQ"), 227);
+  assert.equal(nameTableBucket("KUBE-SEP-AAOAAAAAAAAAAAAA"), 460);
+  assert.equal(nameTableBucket(""), 5381 % 512);
+});
+
+Deno.test("natLayout() saved declares the endpoint chains of DNAT's bucket after every other endpoint chain's rules, and writes the same lines", () => {
+  // KUBE-SEP-AAOA... and KUBE-SEP-CMAA... share DNAT's bucket; KUBE-SEP-BBBB... does not.
+  const inBucket = ["KUBE-SEP-AAOAAAAAAAAAAAAA", "KUBE-SEP-CMAAAAAAAAAAAAAA"];
+  const other = "KUBE-SEP-BBBBBBBBBBBBBBBB";
+  const sep = (name: string) => [
+    `:${name} - [0:0]`,
+    `-A ${name} -s 10.0.0.1/32 -j KUBE-MARK-MASQ`,
+    `-A ${name} -p tcp -m tcp -j DNAT --to-destination 10.0.0.1:80`,
+  ];
+  const slice = [
+    ...owned(null, ":KUBE-SERVICES - [0:0]", ":KUBE-MARK-MASQ - [0:0]"),
+    ...owned("ns1/a:p80/TCP", ":KUBE-SVC-AAA - [0:0]"),
+    ...owned("ns1/a:p80/TCP", ...[...inBucket, other].flatMap(sep).filter((l) => l[0] === ":")),
+    ...owned("ns1/a:p80/TCP", "-A KUBE-SERVICES -j KUBE-SVC-AAA"),
+    ...owned("ns1/a:p80/TCP", ...[...inBucket, other].flatMap(sep).filter((l) => l[0] === "-")),
+    ...owned("ns1/a:p80/TCP", ...[...inBucket, other].map((n) => `-A KUBE-SVC-AAA -j ${n}`)),
+  ];
+  const nat = natLayout("saved", FULL);
+  nat.slice(slice);
+  const saved = linesOf([...nat.held()].join(""));
+  const streamed = natLayout("streamed", FULL);
+  const plain = linesOf((streamed.head() ?? "") + streamed.slice(slice));
+  assert.deepEqual([...saved].sort(), [...plain].sort());
+  const at = (line: string) => saved.indexOf(line);
+  for (const name of inBucket) {
+    // Declared after the last rule of the other endpoint chain, before the rules naming it.
+    assert.ok(at(`:${name} - [0:0]`) > at(sep(other)[2]!), name);
+    assert.ok(at(`:${name} - [0:0]`) < at(`-A ${name} -s 10.0.0.1/32 -j KUBE-MARK-MASQ`), name);
+    assert.ok(at(sep(name)[2]!) < at("-A KUBE-SERVICES -j KUBE-SVC-AAA"), name);
+  }
+  assert.ok(at(`:${other} - [0:0]`) < saved.findIndex((l) => l.startsWith("-A")), other);
+  // Rules stay chain by chain in name order, the deferred chains in name order among themselves.
+  assert.ok(at(sep(inBucket[0]!)[2]!) < at(sep(inBucket[1]!)[1]!));
 });
