@@ -73,23 +73,58 @@ const OPS: Readonly<Record<string, "-A" | "-I" | "-X">> = {
  */
 export function* restoreLines(text: string): Generator<RestoreLine> {
   for (const raw of text.split("\n")) {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) continue;
-    if (line.startsWith("*")) yield { kind: "table", name: line.slice(1) };
-    else if (line === "COMMIT") yield { kind: "commit" };
-    else if (line.startsWith(":")) yield { kind: "chain", ...chainHeader(line) };
-    else {
-      const m = RULE_LINE.exec(line);
-      if (m !== null) yield { kind: "rule", op: OPS[m[1]!]!, chain: m[2]!, spec: m[3]! };
-    }
+    const line = restoreLine(raw);
+    if (line !== undefined) yield line;
   }
 }
 
-/** Parses iptables-save text into tables keyed by name; unknown lines are ignored. */
-export function parseIptablesSave(text: string): Map<string, SavedTable> {
+/** One line of restoreLines(); undefined for a blank line, a comment or anything else. */
+function restoreLine(raw: string): RestoreLine | undefined {
+  const line = raw.trim();
+  if (line === "" || line.startsWith("#")) return undefined;
+  if (line.startsWith("*")) return { kind: "table", name: line.slice(1) };
+  if (line === "COMMIT") return { kind: "commit" };
+  if (line.startsWith(":")) return { kind: "chain", ...chainHeader(line) };
+  const m = RULE_LINE.exec(line);
+  return m === null ? undefined : { kind: "rule", op: OPS[m[1]!]!, chain: m[2]!, spec: m[3]! };
+}
+
+/**
+ * restoreLines() without the chains whose names start with one of `skipPrefixes`: their
+ * `:NAME` headers and `-A NAME` rules, as iptables-save prints them, are passed over in place,
+ * before any of their text is copied or matched.
+ */
+function* restoreLinesWithout(
+  text: string,
+  skipPrefixes: readonly string[],
+): Generator<RestoreLine> {
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    const first = text.charCodeAt(start);
+    const nameStart = first === COLON ? start + 1 : text.startsWith("-A ", start) ? start + 3 : -1;
+    if (nameStart === -1 || !skipPrefixes.some((p) => text.startsWith(p, nameStart))) {
+      const line = restoreLine(text.slice(start, end));
+      if (line !== undefined) yield line;
+    }
+    start = end + 1;
+  }
+}
+
+/**
+ * Parses iptables-save text into tables keyed by name; unknown lines are ignored. With
+ * `skipPrefixes`, the chains whose names start with one of them are left out, rules and all.
+ */
+export function parseIptablesSave(
+  text: string,
+  skipPrefixes: readonly string[] = [],
+): Map<string, SavedTable> {
   const tables = new Map<string, SavedTable>();
   let current: SavedTable | null = null;
-  for (const line of restoreLines(text)) {
+  const lines = skipPrefixes.length === 0
+    ? restoreLines(text)
+    : restoreLinesWithout(text, skipPrefixes);
+  for (const line of lines) {
     if (line.kind === "table") {
       current = tables.get(line.name) ?? { name: line.name, chains: new Map(), rules: [] };
       tables.set(line.name, current);

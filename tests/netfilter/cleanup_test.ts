@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createIptablesProxier } from "../../lib/backends/iptables/proxier.ts";
 import { IPVS_FILTER_CHAINS, IPVS_NAT_CHAINS } from "../../lib/backends/ipvs/render_iptables.ts";
+import { IPTABLES_MODE_KEPT_IPTABLES } from "../../lib/backends/ipvs/leftovers.ts";
 import { cleanupIptables, isCleanupChain } from "../../lib/netfilter/mod.ts";
 import { computeCleanupPayload } from "../../lib/netfilter/_cleanup.ts";
 import { KUBE_PROXY_CHAINS } from "../../lib/netfilter/_kube_chains.ts";
@@ -179,4 +180,44 @@ Deno.test("computeCleanupPayload() leaves other programs' chains, their jumps an
     ].join("\n"),
     "KUBE-MARK-MASQ stays: KUBE-FOO-OTHER jumps to it",
   );
+});
+
+Deno.test("computeCleanupPayload() for iptables mode reads past its own service chains and removes what it would have removed", () => {
+  // IPVS mode's leftovers beside iptables mode's chains, and a KUBE-XLB- chain of an older
+  // release that still jumps to one of them.
+  const save = [
+    "*nat",
+    ":PREROUTING ACCEPT [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-MARK-MASQ - [0:0]",
+    ":KUBE-LOAD-BALANCER - [0:0]",
+    ":KUBE-NODE-PORT - [0:0]",
+    ":KUBE-XLB-OLD - [0:0]",
+    ":KUBE-SVC-X - [0:0]",
+    ":KUBE-SEP-Y - [0:0]",
+    ":KUBE-EXT-X - [0:0]",
+    '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    "-A KUBE-SERVICES -d 172.30.0.41/32 -j KUBE-SVC-X",
+    "-A KUBE-NODE-PORT -j KUBE-LOAD-BALANCER",
+    "-A KUBE-XLB-OLD -j KUBE-LOAD-BALANCER",
+    "-A KUBE-SVC-X -j KUBE-SEP-Y",
+    "-A KUBE-EXT-X -j KUBE-SVC-X",
+    "-A KUBE-SEP-Y -s 10.0.0.2/32 -j KUBE-MARK-MASQ",
+    "-A KUBE-SEP-Y -p tcp -m tcp -j DNAT --to-destination 10.0.0.2:80",
+    "COMMIT",
+  ].join("\n");
+  const payload = computeCleanupPayload(save, IPTABLES_MODE_KEPT_IPTABLES);
+  assert.ok(payload !== null);
+  const lines = payload.split("\n");
+  assert.ok(lines.includes("-X KUBE-NODE-PORT"), payload);
+  // The service chains stay untouched; KUBE-LOAD-BALANCER stays because KUBE-XLB-OLD (an older
+  // release's chain, still read) jumps to it.
+  assert.ok(
+    !lines.some((l) => /KUBE-(SVC|SEP|EXT)-|KUBE-LOAD-BALANCER|KUBE-MARK-MASQ/.test(l)),
+    payload,
+  );
+  // A service chain that jumped to a chain that goes would keep it: iptables mode's never do,
+  // so the same input with every service chain's rules removed gives the same payload.
+  const bare = save.split("\n").filter((l) => !/^-A KUBE-(SVC|SEP|EXT)-/.test(l)).join("\n");
+  assert.equal(computeCleanupPayload(bare, IPTABLES_MODE_KEPT_IPTABLES), payload);
 });

@@ -16,6 +16,42 @@ Deno.test("parseIptablesSave() reads tables, chains and rules", () => {
   assert.deepEqual(nat.rules, [{ chain: "PREROUTING", spec: "-j KUBE-SERVICES" }]);
 });
 
+Deno.test("parseIptablesSave() with prefixes leaves those chains out, and reads the rest as without", () => {
+  const text = [
+    "*nat",
+    ":PREROUTING ACCEPT [0:0]",
+    ":KUBE-SERVICES - [0:0]",
+    ":KUBE-SVC-AAAA - [0:0]",
+    ":KUBE-SEP-BBBB - [0:0]",
+    "  :KUBE-SEP-CCCC - [0:0]  ",
+    "-A PREROUTING -j KUBE-SERVICES",
+    "-A KUBE-SERVICES -d 172.30.0.1/32 -j KUBE-SVC-AAAA",
+    "-A KUBE-SVC-AAAA -j KUBE-SEP-BBBB",
+    "-A KUBE-SEP-BBBB -j DNAT --to-destination 10.0.0.2:80",
+    "--append KUBE-SEP-BBBB -j RETURN",
+    "# -A KUBE-SERVICES -j DROP",
+    "COMMIT",
+    "*filter",
+    ":KUBE-SVC-DDDD - [0:0]",
+    "-A KUBE-SVC-DDDD -j ACCEPT",
+    "COMMIT",
+  ].join("\n");
+  const skipped = parseIptablesSave(text, ["KUBE-SVC-", "KUBE-SEP-"]);
+  const nat = skipped.get("nat")!;
+  // Lines printed as iptables-save prints them are passed over; other forms are read as ever.
+  assert.deepEqual([...nat.chains.keys()], ["PREROUTING", "KUBE-SERVICES", "KUBE-SEP-CCCC"]);
+  assert.deepEqual(nat.rules, [
+    { chain: "PREROUTING", spec: "-j KUBE-SERVICES" },
+    { chain: "KUBE-SERVICES", spec: "-d 172.30.0.1/32 -j KUBE-SVC-AAAA" },
+    { chain: "KUBE-SEP-BBBB", spec: "-j RETURN" },
+  ]);
+  assert.deepEqual([...skipped.get("filter")!.chains.keys()], []);
+  // Without prefixes, the same text as ever.
+  const whole = parseIptablesSave(text);
+  assert.equal(whole.get("nat")!.rules.length, 5);
+  assert.deepEqual([...whole.get("filter")!.chains.keys()], ["KUBE-SVC-DDDD"]);
+});
+
 /** The lines `afterBuiltinRules()` lets through before it stops (all of them if it never does). */
 function readUntilStop(text: string): string[] {
   const stop = afterBuiltinRules();
