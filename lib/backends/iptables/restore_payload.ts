@@ -70,11 +70,12 @@ function* natHeadLines(plan: RestoreBody): Generator<string> {
 
 /** The lines of a plan's service ports (and the top-level ones, if it writes them). */
 export function* keptLines(lines: readonly OwnedLine[], plan: RestoreBody): Generator<string> {
-  for (const line of lines) {
-    if (line.owner === null ? plan.writeTopLevel : plan.includeService(line.owner)) {
-      yield line.text;
-    }
-  }
+  for (const line of lines) if (isKept(line, plan)) yield line.text;
+}
+
+/** Whether `plan` writes `line`: a top-level line if it writes those, else if its owner is in. */
+export function isKept(line: OwnedLine, plan: RestoreBody): boolean {
+  return line.owner === null ? plan.writeTopLevel : plan.includeService(line.owner);
 }
 
 function* bodyLines(rules: IptablesRuleSet, plan: RestoreBody): Generator<string> {
