@@ -69,13 +69,31 @@ const OPS: Readonly<Record<string, "-A" | "-I" | "-X">> = {
 /**
  * The lines of iptables-save output or restore input (several may be concatenated) that
  * declare a table, a chain or a rule, or end a table; blank lines, comments and anything else
- * are skipped.
+ * are skipped. So are the chains whose names start with one of `skipPrefixes`: their `:NAME`
+ * headers and `-A NAME` rules, as iptables-save prints them, are passed over in place, before
+ * any of their text is copied or matched.
  */
-export function* restoreLines(text: string): Generator<RestoreLine> {
-  for (const raw of text.split("\n")) {
-    const line = restoreLine(raw);
-    if (line !== undefined) yield line;
+export function* restoreLines(
+  text: string,
+  skipPrefixes: readonly string[] = [],
+): Generator<RestoreLine> {
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    if (!skipped(text, start, skipPrefixes)) {
+      const line = restoreLine(text.slice(start, end));
+      if (line !== undefined) yield line;
+    }
+    start = end + 1;
   }
+}
+
+/** Whether the line at `start` is a `:NAME` header or `-A NAME` rule of a skipped chain. */
+function skipped(text: string, start: number, skipPrefixes: readonly string[]): boolean {
+  if (skipPrefixes.length === 0) return false;
+  const first = text.charCodeAt(start);
+  const nameStart = first === COLON ? start + 1 : text.startsWith("-A ", start) ? start + 3 : -1;
+  return nameStart !== -1 && skipPrefixes.some((p) => text.startsWith(p, nameStart));
 }
 
 /** One line of restoreLines(); undefined for a blank line, a comment or anything else. */
@@ -90,28 +108,6 @@ function restoreLine(raw: string): RestoreLine | undefined {
 }
 
 /**
- * restoreLines() without the chains whose names start with one of `skipPrefixes`: their
- * `:NAME` headers and `-A NAME` rules, as iptables-save prints them, are passed over in place,
- * before any of their text is copied or matched.
- */
-function* restoreLinesWithout(
-  text: string,
-  skipPrefixes: readonly string[],
-): Generator<RestoreLine> {
-  for (let start = 0; start < text.length;) {
-    let end = text.indexOf("\n", start);
-    if (end === -1) end = text.length;
-    const first = text.charCodeAt(start);
-    const nameStart = first === COLON ? start + 1 : text.startsWith("-A ", start) ? start + 3 : -1;
-    if (nameStart === -1 || !skipPrefixes.some((p) => text.startsWith(p, nameStart))) {
-      const line = restoreLine(text.slice(start, end));
-      if (line !== undefined) yield line;
-    }
-    start = end + 1;
-  }
-}
-
-/**
  * Parses iptables-save text into tables keyed by name; unknown lines are ignored. With
  * `skipPrefixes`, the chains whose names start with one of them are left out, rules and all.
  */
@@ -121,10 +117,7 @@ export function parseIptablesSave(
 ): Map<string, SavedTable> {
   const tables = new Map<string, SavedTable>();
   let current: SavedTable | null = null;
-  const lines = skipPrefixes.length === 0
-    ? restoreLines(text)
-    : restoreLinesWithout(text, skipPrefixes);
-  for (const line of lines) {
+  for (const line of restoreLines(text, skipPrefixes)) {
     if (line.kind === "table") {
       current = tables.get(line.name) ?? { name: line.name, chains: new Map(), rules: [] };
       tables.set(line.name, current);

@@ -14,7 +14,7 @@ export interface EndpointRenderContext {
   /** Memo of the SEP name hashes. */
   readonly chainNames: ChainNameCache;
   /** The SEP names of this render's reachable endpoints, each looked up once per render. */
-  readonly endpointChains?: ReadonlyMap<Endpoint, string>;
+  readonly endpointChains: ReadonlyMap<Endpoint, string>;
   /** The servicePortKey owning the lines. */
   readonly key: string;
   /** `ns/name:port`. */
@@ -47,7 +47,7 @@ function comment(ctx: EndpointRenderContext, text: string): RulePart {
 
 /** The SEP chain of `ep` in this render: from `endpointChains`, else from the memo. */
 function sepOf(ctx: EndpointRenderContext, ep: Endpoint): string {
-  return ctx.endpointChains?.get(ep) ??
+  return ctx.endpointChains.get(ep) ??
     endpointChainName(ctx.chainNames, ctx.name, ctx.protocol, ep);
 }
 
