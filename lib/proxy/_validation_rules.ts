@@ -52,6 +52,7 @@ export function runValidation<T>(subject: () => string, body: () => T): Validati
 }
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** A DNS-1123 label (namespaces, Service names, port names): at most 63 of [a-z0-9-]. */
@@ -61,7 +62,7 @@ export function isDNS1123Label(s: string): boolean {
 
 /** A DNS-1123 subdomain (EndpointSlice and Node names): dot-separated labels, at most 253. */
 export function isDNS1123Subdomain(s: string): boolean {
-  return s.length > 0 && s.length <= 253 && s.split(".").every((part) => DNS1123_LABEL.test(part));
+  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
 }
 
 /** A label value (zones): empty, or at most 63 alphanumerics with `-_.` inside. */

@@ -99,6 +99,8 @@ class ProxyStateTracker implements ProxyTracker {
   readonly #serviceCIDRs = new ServiceCIDRStore();
   /** The kinds whose initial state the source delivered. */
   readonly #synced = new Set<ObjectKind>();
+  /** #countedFamilies()'s answer until the next snapshot. */
+  #counted: readonly [IPFamily, FamilyState][] | undefined;
   readonly #families = new Map<IPFamily, FamilyState>(FAMILIES.map((f) => [f, {
     previous: undefined,
     services: new PendingChanges(),
@@ -183,6 +185,7 @@ class ProxyStateTracker implements ProxyTracker {
       serviceCIDRs: this.#serviceCIDRs.cidrsFor(family),
     };
     st.previous = state;
+    this.#counted = undefined;
     st.services.clear();
     st.slices.clear();
     // A family never snapshotted stops queueing once another is active: its first snapshot
@@ -224,11 +227,15 @@ class ProxyStateTracker implements ProxyTracker {
     return this.#families.get(f)!;
   }
 
-  /** Families whose pending changes matter: the snapshotted ones, or all before any snapshot. */
-  #countedFamilies(): [IPFamily, FamilyState][] {
+  /**
+   * Families whose pending changes matter: the snapshotted ones, or all before any snapshot.
+   * Asked on every event, so kept until a snapshot changes it.
+   */
+  #countedFamilies(): readonly [IPFamily, FamilyState][] {
+    if (this.#counted !== undefined) return this.#counted;
     const all = [...this.#families];
     const active = all.filter(([, st]) => st.previous !== undefined);
-    return active.length > 0 ? active : all;
+    return this.#counted = active.length > 0 ? active : all;
   }
 
   /** Whether any counted family has a Service or slice change pending. */

@@ -3,7 +3,7 @@
  * slice on any bad value. Condition defaults follow upstream's EndpointSliceCache.
  */
 import type { V1EndpointSlice } from "@kubernetes/client-node";
-import { canonicalIP, ipFamily } from "../net/mod.ts";
+import { canonicalIP } from "../net/mod.ts";
 import type { IPFamily, Protocol } from "./types.ts";
 import { readPortName, readProtocol } from "./validate_service.ts";
 import {
@@ -94,16 +94,23 @@ function readEndpoint(raw: unknown, field: string, family: IPFamily): SliceEndpo
   const ep = optRecord(raw, field);
   const addresses = optArray(ep.addresses, `${field}.addresses`);
   let first: string | null = null;
-  addresses.forEach((a, i) => {
-    const f = `${field}.addresses[${i}]`;
-    const text = optString(a, f);
-    const ip = text === undefined ? null : canonicalIP(text);
-    if (ip === null) invalid(f, a, "is not a valid IP address");
-    if (ipFamily(ip) !== family) {
-      invalid(f, a, `is not an ${family} address: expected addressType ${family}`);
+  for (let i = 0; i < addresses.length; i++) {
+    const a = addresses[i];
+    const ip = typeof a === "string" ? canonicalIP(a) : null;
+    if (ip === null) {
+      optString(a, `${field}.addresses[${i}]`);
+      invalid(`${field}.addresses[${i}]`, a, "is not a valid IP address");
+    }
+    // Canonical text: IPv6 has a colon, IPv4 has none.
+    if (ip.includes(":") !== (family === "IPv6")) {
+      invalid(
+        `${field}.addresses[${i}]`,
+        a,
+        `is not an ${family} address: expected addressType ${family}`,
+      );
     }
     first ??= ip;
-  });
+  }
   const cond = optRecord(ep.conditions, `${field}.conditions`);
   const ready = optBool(cond.ready, `${field}.conditions.ready`) ?? true;
   const serving = optBool(cond.serving, `${field}.conditions.serving`) ?? true;
@@ -117,12 +124,16 @@ function readEndpoint(raw: unknown, field: string, family: IPFamily): SliceEndpo
     );
   }
   const zone = optString(ep.zone, `${field}.zone`) ?? "";
-  if (!isLabelValue(zone)) {
+  if (zone !== "" && !isLabelValue(zone)) {
     invalid(`${field}.zone`, zone, "is not a valid zone: expected a label value");
   }
-  const hints = optRecord(ep.hints, `${field}.hints`);
-  const zoneHints = hintNames(hints.forZones, `${field}.hints.forZones`, isLabelValue);
-  const nodeHints = hintNames(hints.forNodes, `${field}.hints.forNodes`, isDNS1123Subdomain);
+  let zoneHints = NO_HINTS;
+  let nodeHints = NO_HINTS;
+  if (ep.hints !== undefined && ep.hints !== null) {
+    const hints = optRecord(ep.hints, `${field}.hints`);
+    zoneHints = hintNames(hints.forZones, `${field}.hints.forZones`, isLabelValue);
+    nodeHints = hintNames(hints.forNodes, `${field}.hints.forNodes`, isDNS1123Subdomain);
+  }
   if (first === null) return null;
   return { ip: first, ready, serving, terminating, nodeName, zone, zoneHints, nodeHints };
 }
@@ -164,10 +175,11 @@ export function validateEndpointSlice(slice: V1EndpointSlice): Validation<Valida
         ports.push({ name: portName, port: portNumber(p.port, `ports[${i}].port`), protocol });
       });
       const endpoints: SliceEndpoint[] = [];
-      optArray(slice.endpoints, "endpoints").forEach((raw, i) => {
-        const ep = readEndpoint(raw, `endpoints[${i}]`, addressType);
+      const raws = optArray(slice.endpoints, "endpoints");
+      for (let i = 0; i < raws.length; i++) {
+        const ep = readEndpoint(raws[i], `endpoints[${i}]`, addressType);
         if (ep !== null) endpoints.push(ep);
-      });
+      }
       return { ...base, addressType, ports, endpoints };
     },
   );

@@ -89,6 +89,24 @@ Deno.test("validateEndpointSlice() rejects bad values with a reason naming the f
       'endpoints[0].nodeName "Node A"',
     ],
     [
+      makeSlice("ns1", "s", "svc1", [{ ip: "10.0.0.1" }, { ip: "::ffff:10.0.0.2" }]),
+      'endpoints[1].addresses[0] "::ffff:10.0.0.2" is not an IPv4',
+    ],
+    [
+      makeSlice("ns1", "s", "svc1", [{ ip: "fd00::1" }, { ip: "10.0.0.2" }], {
+        addressType: "IPv6",
+      }),
+      'endpoints[1].addresses[0] "10.0.0.2" is not an IPv6',
+    ],
+    [
+      makeSlice("ns1", "s", "svc1", [{ ip: "10.0.0.1", nodeName: "node..a" }]),
+      'endpoints[0].nodeName "node..a" is not a valid node name',
+    ],
+    [
+      makeSlice("ns1", "s", "svc1", [{ ip: "10.0.0.1", forNodes: ["node-a", "-node"] }]),
+      'endpoints[0].hints.forNodes[1].name "-node" is not a valid name',
+    ],
+    [
       makeSlice("ns1", "s", "svc1", [{ ip: "10.0.0.1", zone: "zone a" }]),
       'endpoints[0].zone "zone a"',
     ],
@@ -105,6 +123,14 @@ Deno.test("validateEndpointSlice() rejects bad values with a reason naming the f
     reason(noLabel),
     /metadata\.labels\["kubernetes\.io\/service-name"\] "" is not a valid/,
   );
+  const dotted = validateEndpointSlice(
+    makeSlice("ns1", "s", "svc1", [{ ip: "10.0.0.1", nodeName: "node-a.zone-1.example" }]),
+  );
+  assert.ok(dotted.ok);
+  assert.equal(dotted.value.endpoints[0]!.nodeName, "node-a.zone-1.example");
+  const numeric = makeSlice("ns1", "s", "svc1", [{ ip: "10.0.0.1" }]);
+  numeric.endpoints![0]!.addresses = ["10.0.0.1", 7 as unknown as string];
+  assert.match(reason(numeric), /endpoints\[0\]\.addresses\[1\] "7" is not a string/);
   const badReady = makeSlice("ns1", "s", "svc1", [{ ip: "10.0.0.1" }]);
   (badReady.endpoints![0]!.conditions as Record<string, unknown>).ready = "yes";
   assert.match(reason(badReady), /endpoints\[0\]\.conditions\.ready "yes" is not a boolean/);
