@@ -11,9 +11,10 @@ import type { RuleBuffers } from "./rule_buffer.ts";
 /** What the endpoint writers need to know about the service port. */
 export interface EndpointRenderContext {
   readonly buffers: RuleBuffers;
-  /** Memo of the SEP name hashes. */
-  readonly chainNames: ChainNameCache;
-  /** The SEP names of this render's reachable endpoints, each looked up once per render. */
+  /**
+   * The SEP name of each reachable endpoint, looked up once per render; the cluster and local
+   * endpoint sets are both drawn from the reachable ones.
+   */
   readonly endpointChains: ReadonlyMap<Endpoint, string>;
   /** The servicePortKey owning the lines. */
   readonly key: string;
@@ -45,10 +46,13 @@ function comment(ctx: EndpointRenderContext, text: string): RulePart {
   return ctx.largeClusterMode ? [] : ["-m", "comment", "--comment", text];
 }
 
-/** The SEP chain of `ep` in this render: from `endpointChains`, else from the memo. */
+/** The SEP chain of `ep` in this render. */
 function sepOf(ctx: EndpointRenderContext, ep: Endpoint): string {
-  return ctx.endpointChains.get(ep) ??
-    endpointChainName(ctx.chainNames, ctx.name, ctx.protocol, ep);
+  const sep = ctx.endpointChains.get(ep);
+  if (sep === undefined) {
+    throw new Error(`Endpoint ${ep.address} of ${ctx.name} is not among its reachable endpoints`);
+  }
+  return sep;
 }
 
 /** Sticky checks first (ClientIP affinity), then one random rule per endpoint, last always. */
@@ -81,7 +85,9 @@ export function writeServiceToEndpointRules(
   for (let i = 0; i <= last; i++) {
     const ep = endpoints[i]!;
     const sep = sepOf(ctx, ep);
-    const note = ctx.largeClusterMode ? "" : `-m comment --comment "${name} -> ${ep.address}" `;
+    const note = ctx.largeClusterMode
+      ? ""
+      : `-m comment --comment ${quoted(`${name} -> ${ep.address}`)} `;
     const random = i < last
       ? `-m statistic --mode random --probability ${probability(endpoints.length - i)} `
       : "";

@@ -220,7 +220,6 @@ export function writeServicePortChains(
 
   const endpointCtx = {
     buffers: b,
-    chainNames: ctx.chainNames,
     endpointChains: plan.endpointChains,
     key,
     name,
