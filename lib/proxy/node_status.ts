@@ -42,7 +42,7 @@ function readTimestamp(value: unknown, field: string): string | undefined {
   return invalid(
     field,
     value,
-    "is not a valid time: expected RFC 3339 such as 2024-01-02T03:04:05Z",
+    "is not a valid time: expected an RFC 3339 timestamp, YYYY-MM-DDThh:mm:ssZ",
   );
 }
 

@@ -98,6 +98,7 @@ function readEndpoint(raw: unknown, field: string, family: IPFamily): SliceEndpo
     const a = addresses[i];
     const ip = typeof a === "string" ? canonicalIP(a) : null;
     if (ip === null) {
+      // A value that is not a string is reported as such, any other as not an address.
       optString(a, `${field}.addresses[${i}]`);
       invalid(`${field}.addresses[${i}]`, a, "is not a valid IP address");
     }
