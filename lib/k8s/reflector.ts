@@ -308,6 +308,7 @@ class ListWatchReflector implements Reflector {
       for (let i = 0; i < page.count && !signal.aborted; i++) {
         const item = page.item(i) as KubeObject;
         if (typeof item?.metadata?.name === "string" && item.metadata.name !== "") {
+          // The split already left out a managedFields array or object; this drops any other.
           const object = stripManagedFields(item);
           listed.add(objectKey(object));
           this.#store.apply("ADDED", object);
