@@ -2,11 +2,25 @@
  * Cluster objects for the API benches, as a real API server would hold them: N ClusterIP
  * Services (one TCP port) in namespace "ns1", each with one EndpointSlice of 10 ready endpoints
  * on node1, plus the Node. IP plan: services 172.30.0.0/16, pods 10.0.0.0/8, node 192.168.0.2.
+ * Services and EndpointSlices carry the managedFields entry kube-apiserver records for the client
+ * that created them (as kube-apiserver v1.28.7 wrote it for the same objects).
  */
 import type { TestApiServer } from "../tests/support/api_server/mod.ts";
 
 /** Ready endpoints per EndpointSlice. */
 export const ENDPOINTS_PER_SLICE = 10;
+
+/** The managedFields of an object that `manager` created, setting `fields`. */
+function createdBy(manager: string, apiVersion: string, fields: unknown): unknown[] {
+  return [{
+    manager,
+    operation: "Update",
+    apiVersion,
+    time: "2026-01-01T00:00:00Z",
+    fieldsType: "FieldsV1",
+    fieldsV1: fields,
+  }];
+}
 
 /** Service i: svc<i> with a ClusterIP counted up from 172.30.0.1. */
 export function benchService(i: number): unknown {
@@ -14,7 +28,31 @@ export function benchService(i: number): unknown {
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: { name: `svc${i}`, namespace: "ns1", labels: { app: `svc${i}` } },
+    metadata: {
+      name: `svc${i}`,
+      namespace: "ns1",
+      labels: { app: `svc${i}` },
+      managedFields: createdBy("kubectl-create", "v1", {
+        "f:metadata": { "f:labels": { ".": {}, "f:app": {} } },
+        "f:spec": {
+          "f:clusterIP": {},
+          "f:internalTrafficPolicy": {},
+          "f:ports": {
+            ".": {},
+            'k:{"port":80,"protocol":"TCP"}': {
+              ".": {},
+              "f:name": {},
+              "f:port": {},
+              "f:protocol": {},
+              "f:targetPort": {},
+            },
+          },
+          "f:selector": {},
+          "f:sessionAffinity": {},
+          "f:type": {},
+        },
+      }),
+    },
     spec: {
       type: "ClusterIP",
       clusterIP: `172.30.${ip >> 8}.${ip & 255}`,
@@ -43,6 +81,12 @@ export function benchSlice(i: number): unknown {
       name: `svc${i}-abcde`,
       namespace: "ns1",
       labels: { "kubernetes.io/service-name": `svc${i}` },
+      managedFields: createdBy("kube-controller-manager", "discovery.k8s.io/v1", {
+        "f:addressType": {},
+        "f:endpoints": {},
+        "f:metadata": { "f:labels": { ".": {}, "f:kubernetes.io/service-name": {} } },
+        "f:ports": {},
+      }),
     },
     addressType: "IPv4",
     endpoints,
