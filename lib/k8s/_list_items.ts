@@ -96,36 +96,23 @@ interface Cut {
 }
 
 /**
- * compoundEnd for the metadata object opening at `open`; records in `cut` its managedFields
- * member when that holds an array or object: the key, the value and the comma joining it to a
- * neighbour, so that the text left is still one object.
+ * compoundEnd for an object, which hands each of its own keys to `member` (the key's quotes at
+ * `open` and `close`): `member` returns where the object's scan goes on, past the member, or -1
+ * when the member is an ordinary one.
  */
-function metadataEnd(text: string, open: number, cut: Cut): number {
+function objectEnd(
+  text: string,
+  open: number,
+  cut: Cut,
+  member: (text: string, open: number, close: number, cut: Cut) => number,
+): number {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const close = stringEnd(text, i);
-      if (depth === 1 && cut.from < 0 && isKey(text, i, close, MANAGED_FIELDS)) {
-        const value = skipSpace(text, skipSpace(text, close + 1) + 1);
-        const v = text.charCodeAt(value);
-        if (v === OPEN_BRACKET || v === OPEN_BRACE) {
-          const valueEnd = compoundEnd(text, value);
-          let before = i - 1;
-          while (isSpace(text.charCodeAt(before))) before--;
-          const after = skipSpace(text, valueEnd);
-          if (text.charCodeAt(before) === COMMA) {
-            cut.from = before;
-            cut.to = valueEnd;
-          } else {
-            cut.from = i;
-            cut.to = text.charCodeAt(after) === COMMA ? after + 1 : valueEnd;
-          }
-          i = valueEnd - 1;
-          continue;
-        }
-      }
-      i = close;
+      const next = depth === 1 ? member(text, i, close, cut) : -1;
+      i = next < 0 ? close : next - 1;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (depth === 1) i = compoundEnd(text, i) - 1;
       else depth++;
@@ -136,31 +123,46 @@ function metadataEnd(text: string, open: number, cut: Cut): number {
   throw new SyntaxError("Unexpected end of JSON input");
 }
 
+/** The index of a member's value, after the key closing at `close` and its colon. */
+function valueStart(text: string, close: number): number {
+  return skipSpace(text, skipSpace(text, close + 1) + 1);
+}
+
+/**
+ * A metadata member: the first managedFields holding an array or object is recorded in `cut`
+ * with the comma joining it to a neighbour, so that the text left is still one object.
+ */
+function metadataMember(text: string, open: number, close: number, cut: Cut): number {
+  if (cut.from >= 0 || !isKey(text, open, close, MANAGED_FIELDS)) return -1;
+  const value = valueStart(text, close);
+  const v = text.charCodeAt(value);
+  if (v !== OPEN_BRACKET && v !== OPEN_BRACE) return -1;
+  const valueEnd = compoundEnd(text, value);
+  let before = open - 1;
+  while (isSpace(text.charCodeAt(before))) before--;
+  if (text.charCodeAt(before) === COMMA) {
+    cut.from = before;
+    cut.to = valueEnd;
+  } else {
+    const after = skipSpace(text, valueEnd);
+    cut.from = open;
+    cut.to = text.charCodeAt(after) === COMMA ? after + 1 : valueEnd;
+  }
+  return valueEnd;
+}
+
+/** An item's member: its metadata object is scanned for the managedFields cut. */
+function itemMember(text: string, open: number, close: number, cut: Cut): number {
+  if (!isKey(text, open, close, METADATA)) return -1;
+  const value = valueStart(text, close);
+  return text.charCodeAt(value) === OPEN_BRACE ? objectEnd(text, value, cut, metadataMember) : -1;
+}
+
 /** compoundEnd for the object item opening at `open`, with its managedFields cut in `cut`. */
 function itemEnd(text: string, open: number, cut: Cut): number {
   cut.from = -1;
   cut.to = -1;
-  let depth = 0;
-  for (let i = open; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      const close = stringEnd(text, i);
-      if (depth === 1 && isKey(text, i, close, METADATA)) {
-        const value = skipSpace(text, skipSpace(text, close + 1) + 1);
-        if (text.charCodeAt(value) === OPEN_BRACE) {
-          i = metadataEnd(text, value, cut) - 1;
-          continue;
-        }
-      }
-      i = close;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (depth === 1) i = compoundEnd(text, i) - 1;
-      else depth++;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      if (--depth === 0) return i + 1;
-    }
-  }
-  throw new SyntaxError("Unexpected end of JSON input");
+  return objectEnd(text, open, cut, itemMember);
 }
 
 /**
