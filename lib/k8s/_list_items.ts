@@ -158,13 +158,6 @@ function itemMember(text: string, open: number, close: number, cut: Cut): number
   return text.charCodeAt(value) === OPEN_BRACE ? objectEnd(text, value, cut, metadataMember) : -1;
 }
 
-/** compoundEnd for the object item opening at `open`, with its managedFields cut in `cut`. */
-function itemEnd(text: string, open: number, cut: Cut): number {
-  cut.from = -1;
-  cut.to = -1;
-  return objectEnd(text, open, cut, itemMember);
-}
-
 /**
  * Where the top-level "items" array is: its brackets and, per element, four numbers: its
  * [start, end) and its managedFields cut [from, to) (-1, -1 when there is none).
@@ -193,7 +186,6 @@ function findItems(text: string): ItemsArray | undefined {
         if (elementStart < 0) throw new SyntaxError(`Unexpected "," in JSON at position ${i}`);
         current.spans.push(elementStart, i, cut.from, cut.to);
         elementStart = -1;
-        cut.from = cut.to = -1;
         continue;
       }
       if (c === CLOSE_BRACKET) {
@@ -208,11 +200,14 @@ function findItems(text: string): ItemsArray | undefined {
         stack.pop();
         continue;
       }
-      if (elementStart < 0) elementStart = i;
+      if (elementStart < 0) {
+        elementStart = i;
+        cut.from = cut.to = -1;
+      }
       // An item's insides matter only for where it ends and where its managedFields are:
       // JSON.parse checks the rest once the item is decoded.
       if (c === OPEN_BRACE) {
-        i = itemEnd(text, i, cut) - 1;
+        i = objectEnd(text, i, cut, itemMember) - 1;
         continue;
       }
       if (c === OPEN_BRACKET) {

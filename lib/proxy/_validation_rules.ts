@@ -67,8 +67,11 @@ export function isDNS1123Subdomain(s: string): boolean {
 
 /** A label value (zones): empty, or at most 63 alphanumerics with `-_.` inside. */
 export function isLabelValue(s: string): boolean {
-  return s.length <= 63 && LABEL_VALUE.test(s);
+  return s === "" || (s.length <= 63 && LABEL_VALUE.test(s));
 }
+
+/** What optRecord reads an absent object as: one shared empty record, not one per call. */
+const NO_FIELDS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Reads an optional string field; null counts as absent. */
 export function optString(value: unknown, field: string): string | undefined {
@@ -93,7 +96,7 @@ export function optArray(value: unknown, field: string): readonly unknown[] {
 
 /** Reads an optional object field; absent or null is an empty object. */
 export function optRecord(value: unknown, field: string): Readonly<Record<string, unknown>> {
-  if (value === undefined || value === null) return {};
+  if (value === undefined || value === null) return NO_FIELDS;
   if (typeof value !== "object" || Array.isArray(value)) invalid(field, value, "is not an object");
   return value as Record<string, unknown>;
 }

@@ -125,16 +125,12 @@ function readEndpoint(raw: unknown, field: string, family: IPFamily): SliceEndpo
     );
   }
   const zone = optString(ep.zone, `${field}.zone`) ?? "";
-  if (zone !== "" && !isLabelValue(zone)) {
+  if (!isLabelValue(zone)) {
     invalid(`${field}.zone`, zone, "is not a valid zone: expected a label value");
   }
-  let zoneHints = NO_HINTS;
-  let nodeHints = NO_HINTS;
-  if (ep.hints !== undefined && ep.hints !== null) {
-    const hints = optRecord(ep.hints, `${field}.hints`);
-    zoneHints = hintNames(hints.forZones, `${field}.hints.forZones`, isLabelValue);
-    nodeHints = hintNames(hints.forNodes, `${field}.hints.forNodes`, isDNS1123Subdomain);
-  }
+  const hints = optRecord(ep.hints, `${field}.hints`);
+  const zoneHints = hintNames(hints.forZones, `${field}.hints.forZones`, isLabelValue);
+  const nodeHints = hintNames(hints.forNodes, `${field}.hints.forNodes`, isDNS1123Subdomain);
   if (first === null) return null;
   return { ip: first, ready, serving, terminating, nodeName, zone, zoneHints, nodeHints };
 }
