@@ -14,7 +14,7 @@ import { IPTABLES_WAIT_ARGS, iptablesBinaries, type IptablesFlavour } from "./_f
 import { isCleanupChain, KUBE_PROXY_CHAIN_PREFIXES } from "./_kube_chains.ts";
 import { jumpMatches, type JumpRule } from "./_jump_rule.ts";
 import { chainLine } from "./_rule_builder.ts";
-import { parseIptablesSave } from "./_save_parser.ts";
+import { isSkippedLine, parseIptablesSave } from "./_save_parser.ts";
 import { ruleTarget } from "./_tokenize.ts";
 
 /**
@@ -46,6 +46,11 @@ const RENDERED_SERVICE_PREFIXES: readonly string[] = KUBE_PROXY_CHAIN_PREFIXES.f
   p !== "KUBE-XLB-"
 );
 
+/** The prefixes of the chains passed over unread when `keep` is the running mode's. */
+function skippedPrefixes(keep: KeptIptablesState | undefined): readonly string[] {
+  return keep?.servicePrefixes ? RENDERED_SERVICE_PREFIXES : [];
+}
+
 function keeps(keep: KeptIptablesState | undefined, table: string, chain: string): boolean {
   if (keep === undefined) return false;
   if (keep.chains[table]?.includes(chain)) return true;
@@ -61,8 +66,7 @@ function keeps(keep: KeptIptablesState | undefined, table: string, chain: string
  */
 export function computeCleanupPayload(saveText: string, keep?: KeptIptablesState): string | null {
   const out: string[] = [];
-  const skipped = keep?.servicePrefixes ? RENDERED_SERVICE_PREFIXES : [];
-  for (const table of parseIptablesSave(saveText, skipped).values()) {
+  for (const table of parseIptablesSave(saveText, skippedPrefixes(keep)).values()) {
     const chains = [...table.chains.values()];
     const builtin = new Set(chains.filter((c) => c.builtin).map((c) => c.name));
     const doomedSet = new Set(
@@ -109,10 +113,17 @@ export async function cleanupIptables(
   keep?: KeptIptablesState,
 ): Promise<void> {
   let firstError: CommandError | null = null;
+  const skip = skippedPrefixes(keep);
   for (const flavour of FLAVOURS) {
     for (const family of FAMILIES) {
       const bins = iptablesBinaries(family, flavour);
-      const saved = await runner({ cmd: bins.save, args: [] });
+      // The skipped chains' lines are dropped as they are read, so the whole table's text (32
+      // MB at 10,000 services) is never held at once.
+      const saved = await runner({
+        cmd: bins.save,
+        args: [],
+        ...(skip.length === 0 ? {} : { stdoutKeep: (line: string) => !isSkippedLine(line, skip) }),
+      });
       if (saved.code === COMMAND_NOT_FOUND) {
         logger.debug(2, "iptables binary not found, nothing to clean up", { cmd: bins.save });
         continue;

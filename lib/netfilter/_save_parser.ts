@@ -88,6 +88,14 @@ export function* restoreLines(
   }
 }
 
+/**
+ * Whether `line` is a `:NAME` header or `-A NAME` rule of a chain restoreLines passes over for
+ * `skipPrefixes`: what a reader may drop as the lines come.
+ */
+export function isSkippedLine(line: string, skipPrefixes: readonly string[]): boolean {
+  return skipped(line, 0, skipPrefixes);
+}
+
 /** Whether the line at `start` is a `:NAME` header or `-A NAME` rule of a skipped chain. */
 function skipped(text: string, start: number, skipPrefixes: readonly string[]): boolean {
   if (skipPrefixes.length === 0) return false;

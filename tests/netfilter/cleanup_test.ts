@@ -221,3 +221,32 @@ Deno.test("computeCleanupPayload() for iptables mode reads past its own service 
   const bare = save.split("\n").filter((l) => !/^-A KUBE-(SVC|SEP|EXT)-/.test(l)).join("\n");
   assert.equal(computeCleanupPayload(bare, IPTABLES_MODE_KEPT_IPTABLES), payload);
 });
+
+Deno.test("cleanupIptables() for iptables mode drops its own service chains' lines as it reads the save", async () => {
+  const fake = createFakeIptables();
+  fake.restore(
+    "legacy",
+    "IPv4",
+    "*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-X - [0:0]\n:KUBE-SEP-Y - [0:0]\n" +
+      ":KUBE-NODE-PORT - [0:0]\n-A KUBE-SERVICES -d 172.30.0.41/32 -j KUBE-SVC-X\n" +
+      "-A KUBE-SVC-X -j KUBE-SEP-Y\n-A KUBE-SEP-Y -j DNAT --to-destination 10.0.0.2:80\nCOMMIT\n",
+  );
+  // What the cleanup was handed of each save: the real runner keeps only what stdoutKeep accepts.
+  const received: string[] = [];
+  const run: typeof fake.run = async (input) => {
+    const out = await fake.run(input);
+    if (input.cmd.endsWith("-save")) received.push(out.stdout);
+    return out;
+  };
+  await cleanupIptables(run, undefined, IPTABLES_MODE_KEPT_IPTABLES);
+  const read = received.join("");
+  assert.ok(read.includes("-A KUBE-SERVICES -d 172.30.0.41/32 -j KUBE-SVC-X"), read);
+  assert.ok(!/KUBE-(SVC|SEP)-/.test(read.replace(/-j KUBE-SVC-X/g, "")), read);
+  const nat = fake.table("legacy", "IPv4", "nat");
+  assert.deepEqual([...nat.keys()].filter((c) => c.startsWith("KUBE-")).sort(), [
+    "KUBE-SEP-Y",
+    "KUBE-SERVICES",
+    "KUBE-SVC-X",
+  ]);
+  assert.deepEqual(nat.get("KUBE-SEP-Y")!.rules, ["-j DNAT --to-destination 10.0.0.2:80"]);
+});
