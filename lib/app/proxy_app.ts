@@ -60,6 +60,8 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   metrics.primeFamilies(backends.map((b) => b.family));
   const fullSyncPeriodMs = options.fullSyncPeriodMs ?? 60 * 60 * 1000;
   const flushed = new Set<IPFamily>();
+  const reclaimer = createMemoryReclaimer({ ...options.memory, clock });
+  const onApplied = options.onApplied;
   const syncProxyRules = createSyncProxyRules({
     tracker,
     backends,
@@ -70,10 +72,15 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     ...(options.conntrackRunner ? { conntrackRunner: options.conntrackRunner } : {}),
     fullSyncPeriodMs,
     flushed,
-    ...(options.onApplied ? { onApplied: options.onApplied } : {}),
+    // What follows the rules (the first sync's leftover removal reads whole tables) starts from
+    // a heap without the sync's garbage, so its own allocations reuse that space instead of
+    // raising the peak on top of it.
+    async onApplied(states) {
+      reclaimer.synced();
+      await onApplied?.(states);
+    },
   });
 
-  const reclaimer = createMemoryReclaimer({ ...options.memory, clock });
   // Upstream 1.28+: syncs run on changes and at most hourly (a full sync then); syncPeriod
   // paces only the canary check below and the retry of a failed sync.
   /** The backends' start-up reads (see ProxyBackend.prepareFirstSync), once started. */

@@ -74,13 +74,19 @@ export function setupProxyApp(
   const broken = { on: false };
   /** How many restores (of any family) have run so far. */
   const restores = () => ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
-  const runner: typeof ipt.run = (input) =>
-    broken.on && input.cmd.endsWith("-restore")
+  const runner: typeof ipt.run = (input) => {
+    if (input.cmd.endsWith("-restore")) heap.used += heap.growthPerRestore;
+    return broken.on && input.cmd.endsWith("-restore")
       ? Promise.resolve({ code: 1, stdout: "", stderr: "iptables-restore: line 3 failed\n" })
       : ipt.run(input);
+  };
   let sink: ObjectSink | undefined;
-  /** Restores run when each pre-first-sync collection ran. */
+  /** Restores run when each regular collection (before the first sync, or after one) ran. */
   const collectedBeforeSync: number[] = [];
+  /** V8's heap in use as the reclaimer reads it; each restore adds `growthPerRestore`. */
+  const heap = { used: 0, growthPerRestore: 0 };
+  /** How many regular collections had run when onApplied was called, per call. */
+  const collectionsAtApplied: number[] = [];
   /** Clock times of the quiet-time collections. */
   const collectedAt: number[] = [];
   const app = createProxyApp({
@@ -119,10 +125,11 @@ export function setupProxyApp(
     memory: {
       collect: () => collectedAt.push(clock.now()),
       collectRegular: () => collectedBeforeSync.push(restores()),
-      heapUsed: () => 0,
+      heapUsed: () => heap.used,
     },
     onApplied: (states) => {
       applied.push([...states]);
+      collectionsAtApplied.push(collectedBeforeSync.length);
       return Promise.resolve();
     },
   });
@@ -159,6 +166,8 @@ export function setupProxyApp(
     lines,
     applied,
     collectedBeforeSync,
+    collectionsAtApplied,
+    heap,
     collectedAt,
     restores,
     sink: () => sink!,

@@ -219,6 +219,20 @@ Deno.test("createProxyApp() collects the initial lists' garbage once, right befo
   }
 });
 
+Deno.test("createProxyApp() collects a sync's garbage before what follows the rules (the leftover removal)", async () => {
+  const t = setup();
+  try {
+    t.heap.growthPerRestore = 64 * 1024 * 1024;
+    await t.start(webSlice(["10.0.1.2"]));
+    assert.match(t.nat(), /10\.0\.1\.2:8080/);
+    // Before the first restore, then after it: the heap grew past the limit.
+    assert.deepEqual(t.collectedBeforeSync, [0, 1]);
+    assert.deepEqual(t.collectionsAtApplied, [2], "both ran before onApplied was called");
+  } finally {
+    await t.stop();
+  }
+});
+
 Deno.test("createProxyApp() collects the lists' garbage while the start-up reads run, and theirs once they are done", async () => {
   let release = () => {};
   const reads = new Promise<void>((r) => release = r);
