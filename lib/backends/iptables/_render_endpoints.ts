@@ -3,7 +3,6 @@
  * KUBE-SVC/KUBE-SVL chain and the KUBE-SEP chain of each endpoint.
  */
 import type { Endpoint, ServicePort } from "../../proxy/mod.ts";
-import type { ChainNameCache } from "./chain_name_cache.ts";
 import { KUBE_MARK_MASQ } from "./chain_names.ts";
 import { quoted, type RulePart } from "../../netfilter/mod.ts";
 import type { RuleBuffers } from "./rule_buffer.ts";
@@ -30,16 +29,6 @@ export interface EndpointRenderContext {
 /** `--probability` text of 1/n, `%0.10f` as upstream formats it. */
 export function probability(n: number): string {
   return (1 / n).toFixed(10);
-}
-
-/** SEP chain of one endpoint of one service port (servicePortEndpointChain, memoized). */
-export function endpointChainName(
-  names: ChainNameCache,
-  nameString: string,
-  protocol: string,
-  ep: Endpoint,
-): string {
-  return names.endpointChain(nameString, protocol, ep.address);
 }
 
 function comment(ctx: EndpointRenderContext, text: string): RulePart {

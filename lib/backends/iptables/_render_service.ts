@@ -20,7 +20,6 @@ import {
 } from "./chain_names.ts";
 import {
   countServicePortChainRules,
-  endpointChainNames,
   type ServiceChainsContext,
   servicePortOwnChains,
   type ServicePortPlan,
@@ -73,7 +72,8 @@ export function renderServicePort(
 
   const hasEndpoints = sps.hasAnyEndpoints;
   // Names are hashed on first use: a service port without endpoints never needs them.
-  const chains = ctx.chainNames.servicePortChains(name, protocol);
+  const names = ctx.chainNames.namesOf(sps);
+  const chains = names.chains;
   const usesClusterPolicyChain = sps.clusterEndpoints.length > 0 && usesClusterEndpoints;
   const usesLocalPolicyChain = sps.localEndpoints.length > 0 && usesLocalEndpoints;
 
@@ -216,7 +216,7 @@ export function renderServicePort(
     name,
     protocol,
     chains,
-    endpointChains: endpointChainNames(ctx.chainNames, sps, name, protocol),
+    endpointChains: names.endpoints,
     internalPolicyLocal,
     externalPolicyLocal,
     hasInternalEndpoints,

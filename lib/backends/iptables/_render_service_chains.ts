@@ -7,11 +7,7 @@ import { cidrContains, cidrString, parseCIDR } from "../../net/mod.ts";
 import type { Endpoint, ServicePortState } from "../../proxy/mod.ts";
 import type { ChainNameCache, ServicePortChains } from "./chain_name_cache.ts";
 import { KUBE_MARK_MASQ } from "./chain_names.ts";
-import {
-  endpointChainName,
-  writeEndpointChain,
-  writeServiceToEndpointRules,
-} from "./_render_endpoints.ts";
+import { writeEndpointChain, writeServiceToEndpointRules } from "./_render_endpoints.ts";
 import type { ResolvedRenderConfig } from "./render_options.ts";
 import { quoted, type RulePart } from "../../netfilter/mod.ts";
 import type { RuleBuffers } from "./rule_buffer.ts";
@@ -27,7 +23,7 @@ export interface ServicePortPlan {
   readonly protocol: string;
   /** The SVC/SVL/EXT/FW names, hashed on first use. */
   readonly chains: ServicePortChains;
-  /** The SEP name of each reachable endpoint (endpointChainNames). */
+  /** The SEP name of each reachable endpoint (ChainNameCache.namesOf). */
   readonly endpointChains: ReadonlyMap<Endpoint, string>;
   readonly internalPolicyLocal: boolean;
   readonly externalPolicyLocal: boolean;
@@ -39,23 +35,6 @@ export interface ServicePortPlan {
   readonly usesLocalPolicyChain: boolean;
   /** `-m proto -p proto -d clusterIP --dport port`. */
   readonly clusterIPMatch: RulePart;
-}
-
-/**
- * The SEP name of each reachable endpoint of a service port, keyed by the endpoint itself: each
- * name is looked up in the memo once per render, however many rules name it.
- */
-export function endpointChainNames(
-  names: ChainNameCache,
-  sps: ServicePortState,
-  name: string,
-  protocol: string,
-): Map<Endpoint, string> {
-  const out = new Map<Endpoint, string>();
-  for (const ep of sps.allReachableEndpoints) {
-    out.set(ep, endpointChainName(names, name, protocol, ep));
-  }
-  return out;
 }
 
 /** The own nat chains of a service port, in the order their declarations are written. */

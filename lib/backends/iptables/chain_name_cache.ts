@@ -14,6 +14,7 @@ import {
   SVC_PREFIX,
   SVL_PREFIX,
 } from "./chain_names.ts";
+import { type Endpoint, servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
 
 /**
  * Default bound. Up to half of it in use (65,536 names, e.g. 10,000 service ports with five
@@ -26,6 +27,14 @@ export const DEFAULT_CHAIN_NAME_CACHE_ENTRIES = 131_072;
 export interface ChainNameCacheOptions {
   /** Most hashes held at once (at least 2); default DEFAULT_CHAIN_NAME_CACHE_ENTRIES. */
   readonly maxEntries?: number;
+}
+
+/** The names of one service port state's chains (ChainNameCache.namesOf). */
+export interface ServicePortNames {
+  /** Its SVC/SVL/EXT/FW names, each hashed on first use. */
+  readonly chains: ServicePortChains;
+  /** The SEP name of each reachable endpoint, keyed by the endpoint itself. */
+  readonly endpoints: ReadonlyMap<Endpoint, string>;
 }
 
 /** KUBE-SEP-<hash> of an endpoint hash input (one function for every lookup, made once). */
@@ -41,6 +50,8 @@ export class ChainNameCache {
   #generationSize: number;
   #young = new Map<string, string>();
   #old = new Map<string, string>();
+  /** The names of each service port state a render asked for, for as long as the state lives. */
+  readonly #byState = new WeakMap<ServicePortState, ServicePortNames>();
 
   /** Creates an empty cache; throws RangeError on a bad bound. */
   constructor(options: ChainNameCacheOptions = {}) {
@@ -101,6 +112,27 @@ export class ChainNameCache {
     }
     this.#young.set(input, value);
     return value;
+  }
+
+  /**
+   * The names of `sps`'s own chains, kept with the state object. The tracker hands a service
+   * port that did not change over as the very same object, snapshot after snapshot, so a render
+   * finds its names by identity instead of joining and hashing a key per endpoint to look each
+   * one up here (at 10,000 service ports, most of a render after one endpoint change).
+   */
+  namesOf(sps: ServicePortState): ServicePortNames {
+    let names = this.#byState.get(sps);
+    if (names === undefined) {
+      const name = servicePortNameString(sps.info.name);
+      const protocol = sps.info.protocol.toLowerCase();
+      const endpoints = new Map<Endpoint, string>();
+      for (const ep of sps.allReachableEndpoints) {
+        endpoints.set(ep, this.endpointChain(name, protocol, ep.address));
+      }
+      names = { chains: this.servicePortChains(name, protocol), endpoints };
+      this.#byState.set(sps, names);
+    }
+    return names;
   }
 
   /** The SVC/SVL/EXT/FW names of one service port; each hashes on first use only. */

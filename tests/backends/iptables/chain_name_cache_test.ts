@@ -34,6 +34,27 @@ Deno.test("ChainNameCache hashes a service port's name only when a chain name is
   assert.ok(cache.has("ns1/svc1:p80tcp"));
 });
 
+Deno.test("ChainNameCache.namesOf keeps a service port state's names with the state object", () => {
+  const cache = new ChainNameCache({ maxEntries: 2 });
+  const endpoints = [ep("10.180.0.1"), ep("10.180.0.2"), ep("10.180.0.3", 80, { ready: false })];
+  const state = sps(svc(), endpoints);
+  const names = cache.namesOf(state);
+  assert.equal(names.chains.cluster, "KUBE-SVC-XPGD46QRK7WJZT7O");
+  // Upstream's spelling, for each reachable endpoint only.
+  assert.deepEqual([...names.endpoints], [
+    [endpoints[0], servicePortEndpointChain("ns1/svc1:p80", "tcp", "10.180.0.1:80")],
+    [endpoints[1], servicePortEndpointChain("ns1/svc1:p80", "tcp", "10.180.0.2:80")],
+  ]);
+  // The hashes themselves were dropped from the two-entry memo; the state keeps its names.
+  assert.ok(!cache.has("ns1/svc1:p80tcp10.180.0.1:80"));
+  assert.equal(cache.namesOf(state), names);
+  // An equal state of a later snapshot (a new object) gets the same names, looked up anew.
+  const again = cache.namesOf(sps(svc(), endpoints));
+  assert.notEqual(again, names);
+  assert.equal(again.chains.cluster, names.chains.cluster);
+  assert.deepEqual([...again.endpoints.values()], [...names.endpoints.values()]);
+});
+
 Deno.test("ChainNameCache never holds more than maxEntries and keeps the names in use", () => {
   const cache = new ChainNameCache({ maxEntries: 8 });
   const inUse = ["a", "b", "c"];
