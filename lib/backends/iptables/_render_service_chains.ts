@@ -23,8 +23,8 @@ export interface ServicePortPlan {
   readonly protocol: string;
   /** The SVC/SVL/EXT/FW names, hashed on first use. */
   readonly chains: ServicePortChains;
-  /** The SEP name of each reachable endpoint (ChainNameCache.namesOf). */
-  readonly endpointChains: ReadonlyMap<Endpoint, string>;
+  /** The SEP name of each reachable endpoint, in `sps.allReachableEndpoints` order (namesOf). */
+  readonly endpointChains: readonly string[];
   readonly internalPolicyLocal: boolean;
   readonly externalPolicyLocal: boolean;
   readonly hasInternalEndpoints: boolean;
@@ -37,6 +37,14 @@ export interface ServicePortPlan {
   readonly clusterIPMatch: RulePart;
 }
 
+/** The SEP name of each reachable endpoint, keyed by the endpoint (for the rules that name them). */
+function endpointChainsByEndpoint(plan: ServicePortPlan): Map<Endpoint, string> {
+  const out = new Map<Endpoint, string>();
+  const endpoints = plan.sps.allReachableEndpoints;
+  for (let i = 0; i < endpoints.length; i++) out.set(endpoints[i]!, plan.endpointChains[i]!);
+  return out;
+}
+
 /** The own nat chains of a service port, in the order their declarations are written. */
 export function servicePortOwnChains(plan: ServicePortPlan): string[] {
   const out: string[] = [];
@@ -44,7 +52,7 @@ export function servicePortOwnChains(plan: ServicePortPlan): string[] {
   if (plan.usesFWChain) out.push(plan.chains.firewall);
   if (plan.usesClusterPolicyChain) out.push(plan.chains.cluster);
   if (plan.usesLocalPolicyChain) out.push(plan.chains.local);
-  for (const sep of plan.endpointChains.values()) out.push(sep);
+  for (const sep of plan.endpointChains) out.push(sep);
   return out;
 }
 
@@ -199,7 +207,7 @@ export function writeServicePortChains(
 
   const endpointCtx = {
     buffers: b,
-    endpointChains: plan.endpointChains,
+    endpointChains: endpointChainsByEndpoint(plan),
     key,
     name,
     protocol: plan.protocol,

@@ -14,7 +14,7 @@ import {
   SVC_PREFIX,
   SVL_PREFIX,
 } from "./chain_names.ts";
-import { type Endpoint, servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
+import { servicePortNameString, type ServicePortState } from "../../proxy/mod.ts";
 
 /**
  * Default bound. Up to half of it in use (65,536 names, e.g. 10,000 service ports with five
@@ -33,8 +33,11 @@ export interface ChainNameCacheOptions {
 export interface ServicePortNames {
   /** Its SVC/SVL/EXT/FW names, each hashed on first use. */
   readonly chains: ServicePortChains;
-  /** The SEP name of each reachable endpoint, keyed by the endpoint itself. */
-  readonly endpoints: ReadonlyMap<Endpoint, string>;
+  /**
+   * The SEP name of each reachable endpoint, in the order of `allReachableEndpoints` (an array:
+   * held for every service port, it weighs a fraction of a map).
+   */
+  readonly endpoints: readonly string[];
 }
 
 /** KUBE-SEP-<hash> of an endpoint hash input (one function for every lookup, made once). */
@@ -125,10 +128,9 @@ export class ChainNameCache {
     if (names === undefined) {
       const name = servicePortNameString(sps.info.name);
       const protocol = sps.info.protocol.toLowerCase();
-      const endpoints = new Map<Endpoint, string>();
-      for (const ep of sps.allReachableEndpoints) {
-        endpoints.set(ep, this.endpointChain(name, protocol, ep.address));
-      }
+      const endpoints = sps.allReachableEndpoints.map((ep) =>
+        this.endpointChain(name, protocol, ep.address)
+      );
       names = { chains: this.servicePortChains(name, protocol), endpoints };
       this.#byState.set(sps, names);
     }
