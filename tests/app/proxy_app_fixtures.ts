@@ -87,6 +87,8 @@ export function setupProxyApp(
   const heap = { used: 0, growthPerRestore: 0 };
   /** How many regular collections had run when onApplied was called, per call. */
   const collectionsAtApplied: number[] = [];
+  /** The health state's last apply time when onApplied was called, per call. */
+  const updatedAtApplied: number[] = [];
   /** Clock times of the quiet-time collections. */
   const collectedAt: number[] = [];
   const app = createProxyApp({
@@ -130,6 +132,7 @@ export function setupProxyApp(
     onApplied: (states) => {
       applied.push([...states]);
       collectionsAtApplied.push(collectedBeforeSync.length);
+      updatedAtApplied.push(app.health.status().lastUpdated);
       return Promise.resolve();
     },
   });
@@ -167,6 +170,7 @@ export function setupProxyApp(
     applied,
     collectedBeforeSync,
     collectionsAtApplied,
+    updatedAtApplied,
     heap,
     collectedAt,
     restores,

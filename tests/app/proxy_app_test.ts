@@ -219,6 +219,19 @@ Deno.test("createProxyApp() collects the initial lists' garbage once, right befo
   }
 });
 
+Deno.test("createProxyApp() records the rules as applied before what follows them (the leftover removal)", async () => {
+  const t = setup();
+  try {
+    await t.start(webSlice(["10.0.1.2"]));
+    assert.match(t.nat(), /10\.0\.1\.2:8080/);
+    assert.equal(t.updatedAtApplied.length, 1);
+    assert.ok(t.updatedAtApplied[0]! > 0, "/healthz knew of the first sync when onApplied ran");
+    assert.equal(t.updatedAtApplied[0], t.app.health.status().lastUpdated);
+  } finally {
+    await t.stop();
+  }
+});
+
 Deno.test("createProxyApp() collects a sync's garbage before what follows the rules (the leftover removal)", async () => {
   const t = setup();
   try {
