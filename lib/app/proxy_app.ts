@@ -61,7 +61,6 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
   const fullSyncPeriodMs = options.fullSyncPeriodMs ?? 60 * 60 * 1000;
   const flushed = new Set<IPFamily>();
   const reclaimer = createMemoryReclaimer({ ...options.memory, clock });
-  const onApplied = options.onApplied;
   const syncProxyRules = createSyncProxyRules({
     tracker,
     backends,
@@ -77,7 +76,7 @@ export function createProxyApp(options: ProxyAppOptions): ProxyApp {
     // raising the peak on top of it.
     async onApplied(states) {
       reclaimer.synced();
-      await onApplied?.(states);
+      await options.onApplied?.(states);
     },
   });
 

@@ -75,14 +75,15 @@ export function setupProxyApp(
   /** How many restores (of any family) have run so far. */
   const restores = () => ipt.calls.filter((c) => c.cmd.endsWith("-restore")).length;
   const runner: typeof ipt.run = (input) => {
-    if (input.cmd.endsWith("-restore")) heap.used += heap.growthPerRestore;
-    return broken.on && input.cmd.endsWith("-restore")
+    if (!input.cmd.endsWith("-restore")) return ipt.run(input);
+    heap.used += heap.growthPerRestore;
+    return broken.on
       ? Promise.resolve({ code: 1, stdout: "", stderr: "iptables-restore: line 3 failed\n" })
       : ipt.run(input);
   };
   let sink: ObjectSink | undefined;
   /** Restores run when each regular collection (before the first sync, or after one) ran. */
-  const collectedBeforeSync: number[] = [];
+  const regularCollections: number[] = [];
   /** V8's heap in use as the reclaimer reads it; each restore adds `growthPerRestore`. */
   const heap = { used: 0, growthPerRestore: 0 };
   /** How many regular collections had run when onApplied was called, per call. */
@@ -126,12 +127,12 @@ export function setupProxyApp(
     ...(syncAfter ? { syncAfter } : {}),
     memory: {
       collect: () => collectedAt.push(clock.now()),
-      collectRegular: () => collectedBeforeSync.push(restores()),
+      collectRegular: () => regularCollections.push(restores()),
       heapUsed: () => heap.used,
     },
     onApplied: (states) => {
       applied.push([...states]);
-      collectionsAtApplied.push(collectedBeforeSync.length);
+      collectionsAtApplied.push(regularCollections.length);
       updatedAtApplied.push(app.health.status().lastUpdated);
       return Promise.resolve();
     },
@@ -168,7 +169,7 @@ export function setupProxyApp(
     metrics,
     lines,
     applied,
-    collectedBeforeSync,
+    regularCollections,
     collectionsAtApplied,
     updatedAtApplied,
     heap,

@@ -207,13 +207,13 @@ Deno.test("createProxyApp() collects the initial lists' garbage once, right befo
   try {
     t.sink().onEvent({ kind: "Service", type: "ADDED", object: webService });
     await t.clock.advance(1000);
-    assert.deepEqual(t.collectedBeforeSync, [], "not before the lists are in");
+    assert.deepEqual(t.regularCollections, [], "not before the lists are in");
     await t.start(webSlice(["10.0.1.2"]));
-    assert.deepEqual(t.collectedBeforeSync, [0], "once, before the first restore");
+    assert.deepEqual(t.regularCollections, [0], "once, before the first restore");
     t.sink().onEvent({ kind: "EndpointSlice", type: "MODIFIED", object: webSlice(["10.0.1.3"]) });
     await t.clock.advance(2000);
     assert.match(t.nat(), /10\.0\.1\.3:8080/);
-    assert.deepEqual(t.collectedBeforeSync, [0], "not again");
+    assert.deepEqual(t.regularCollections, [0], "not again");
   } finally {
     await t.stop();
   }
@@ -239,7 +239,7 @@ Deno.test("createProxyApp() collects a sync's garbage before what follows the ru
     await t.start(webSlice(["10.0.1.2"]));
     assert.match(t.nat(), /10\.0\.1\.2:8080/);
     // Before the first restore, then after it: the heap grew past the limit.
-    assert.deepEqual(t.collectedBeforeSync, [0, 1]);
+    assert.deepEqual(t.regularCollections, [0, 1]);
     assert.deepEqual(t.collectionsAtApplied, [2], "both ran before onApplied was called");
   } finally {
     await t.stop();
@@ -261,11 +261,11 @@ Deno.test("createProxyApp() collects the lists' garbage while the start-up reads
     await t.start(webSlice(["10.0.1.2"]));
     await t.clock.advance(1000);
     // With iptables-nft the reads take the whole nat table: the lists' garbage goes first.
-    assert.deepEqual(t.collectedBeforeSync, [0], "the lists are in, the reads still running");
+    assert.deepEqual(t.regularCollections, [0], "the lists are in, the reads still running");
     assert.doesNotMatch(t.nat(), /10\.0\.1\.2:8080/);
     release();
     await t.clock.advance(1000);
-    assert.deepEqual(t.collectedBeforeSync, [0, 0], "then the reads' own, then the first restore");
+    assert.deepEqual(t.regularCollections, [0, 0], "then the reads' own, then the first restore");
     assert.match(t.nat(), /10\.0\.1\.2:8080/);
   } finally {
     await t.stop();

@@ -216,7 +216,7 @@ export function renderServicePort(
     name,
     protocol,
     chains,
-    endpointChains: names.endpoints,
+    endpointChainNames: names.endpoints,
     internalPolicyLocal,
     externalPolicyLocal,
     hasInternalEndpoints,

@@ -24,7 +24,7 @@ export interface ServicePortPlan {
   /** The SVC/SVL/EXT/FW names, hashed on first use. */
   readonly chains: ServicePortChains;
   /** The SEP name of each reachable endpoint, in `sps.allReachableEndpoints` order (namesOf). */
-  readonly endpointChains: readonly string[];
+  readonly endpointChainNames: readonly string[];
   readonly internalPolicyLocal: boolean;
   readonly externalPolicyLocal: boolean;
   readonly hasInternalEndpoints: boolean;
@@ -41,7 +41,7 @@ export interface ServicePortPlan {
 function endpointChainsByEndpoint(plan: ServicePortPlan): Map<Endpoint, string> {
   const out = new Map<Endpoint, string>();
   const endpoints = plan.sps.allReachableEndpoints;
-  for (let i = 0; i < endpoints.length; i++) out.set(endpoints[i]!, plan.endpointChains[i]!);
+  for (let i = 0; i < endpoints.length; i++) out.set(endpoints[i]!, plan.endpointChainNames[i]!);
   return out;
 }
 
@@ -52,7 +52,7 @@ export function servicePortOwnChains(plan: ServicePortPlan): string[] {
   if (plan.usesFWChain) out.push(plan.chains.firewall);
   if (plan.usesClusterPolicyChain) out.push(plan.chains.cluster);
   if (plan.usesLocalPolicyChain) out.push(plan.chains.local);
-  for (const sep of plan.endpointChains) out.push(sep);
+  for (const sep of plan.endpointChainNames) out.push(sep);
   return out;
 }
 
