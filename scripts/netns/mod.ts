@@ -2,6 +2,7 @@
 export * from "./echo_line.ts";
 export * from "./host_port.ts";
 export * from "./namespaces.ts";
+export * from "./netstat.ts";
 export * from "./plan.ts";
 export * from "./probe_types.ts";
 export * from "./process.ts";

