@@ -36,6 +36,7 @@ const symbols = {
     nonblocking: true,
   },
   close: { parameters: ["i32"], result: "i32" },
+  getpeername: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
   __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
@@ -57,11 +58,37 @@ export function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
 /**
  * errno of the JS thread, as the last failed call left it: read through a view made when libc
  * was opened, so that nothing between the call and the read allocates (an allocation may run a
- * collection, whose own system calls would overwrite errno).
+ * collection, whose own system calls would overwrite errno). The runtime may still overwrite it
+ * between the call and the read: the emulated IPVS guest has read ENOENT after a nonblocking
+ * connect() or recv(), neither of which can fail so. So a value that decides whether an attempt
+ * failed is taken only when the call can give it (PEER_ERRORS), else the socket is asked.
  */
 export function errno(): number {
   libc();
   return errnoView!.getInt32();
+}
+
+/**
+ * The errors a socket reports about its peer or the path to it (reset, refused, unreachable,
+ * timed out): what a failed attempt is named by. EAGAIN and EINPROGRESS are not among them.
+ */
+export const PEER_ERRORS: ReadonlySet<number> = new Set([
+  32,
+  100,
+  101,
+  103,
+  104,
+  110,
+  111,
+  112,
+  113,
+]);
+
+/** Whether `fd` is a connected socket (getpeername(2) succeeds; its errno is not needed). */
+export function isConnected(fd: number): boolean {
+  const addr = new Uint8Array(128);
+  const len = new Uint8Array(new Uint32Array([addr.length]).buffer);
+  return libc().getpeername(fd, addr, len) === 0;
 }
 
 /** SO_REUSEADDR on `fd`; false when setsockopt failed (see errno()). */

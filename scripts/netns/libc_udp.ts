@@ -9,6 +9,7 @@ import {
   errno,
   libc,
   MSG_DONTWAIT,
+  PEER_ERRORS,
   POLLIN,
   reuseAddress,
   SOCK_CLOEXEC,
@@ -70,8 +71,9 @@ export class ConnectedUdpSocket {
     while (true) {
       const n = Number(libc().recv(this.fd, buf, BigInt(buf.length), MSG_DONTWAIT));
       if (n >= 0) return { ok: true, value: buf.slice(0, n) };
+      // EAGAIN, or a value the runtime left in errno: wait for the socket again.
       const e = errno();
-      if (e !== Errno.EAGAIN) return { ok: false, errno: e };
+      if (PEER_ERRORS.has(e)) return { ok: false, errno: e };
       const left = deadline - Date.now();
       if (left <= 0) return { ok: true, value: null };
       const pollfd = new Uint8Array(8);

@@ -10,8 +10,10 @@ import type { HostPort } from "../../../scripts/netns/host_port.ts";
 import {
   AF_INET,
   errno,
+  isConnected,
   libc,
   MSG_DONTWAIT,
+  PEER_ERRORS,
   POLLIN,
   POLLOUT,
   reuseAddress,
@@ -23,7 +25,6 @@ import {
   SOL_SOCKET,
 } from "../../../scripts/netns/libc.ts";
 
-const EAGAIN = 11;
 const EINPROGRESS = 115;
 const EADDRNOTAVAIL = 99;
 const ECONNREFUSED = 111;
@@ -137,18 +138,21 @@ export async function tcpFromSourcePort(
     const local = sockaddr(4, null, sourcePort);
     if (sourcePort !== 0 && c.bind(fd, local, local.length) < 0) return failed(errno(), "bind");
     const remote = sockaddr(4, dest.host, dest.port);
+    // A nonblocking connect() fails at once only before its SYN is out: EADDRNOTAVAIL, or a
+    // SYN refused on the way out (ECONNREFUSED, which stays a failure). Any other value is
+    // EINPROGRESS or one the runtime left in errno (libc.ts): the socket says which below.
+    let connectErrno = 0;
     if (c.connect(fd, remote, remote.length) < 0) {
-      const e = errno();
-      if (e === EADDRNOTAVAIL) {
-        return { ok: false, error: ERRNO_NAMES[e]!, closedFirst: true, notSent: "port busy" };
+      connectErrno = errno();
+      if (connectErrno === EADDRNOTAVAIL) {
+        return {
+          ok: false,
+          error: ERRNO_NAMES[connectErrno]!,
+          closedFirst: true,
+          notSent: "port busy",
+        };
       }
-      // A nonblocking connect() fails at once only before its SYN is out (a SYN refused on
-      // the way out comes back as ECONNREFUSED, which stays a failure).
-      if (e === ECONNREFUSED) return failed(e, "connect");
-      if (e !== EINPROGRESS) {
-        const error = `connect() failed in the client: ${ERRNO_NAMES[e] ?? `errno ${e}`}`;
-        return { ok: false, error, closedFirst: true, notSent: "local error" };
-      }
+      if (connectErrno === ECONNREFUSED) return failed(connectErrno, "connect");
     }
     if (!await waitFor(fd, POLLOUT, deadline)) {
       return { ok: false, error: "timeout", closedFirst: true };
@@ -160,6 +164,16 @@ export async function tcpFromSourcePort(
     }
     const connectErr = new DataView(soError.buffer).getInt32(0, true);
     if (connectErr !== 0) return failed(connectErr, "SO_ERROR");
+    if (connectErrno !== 0 && connectErrno !== EINPROGRESS && !isConnected(fd)) {
+      // No error pending and no peer: connect() failed at once, and no SYN left the client.
+      const named = ERRNO_NAMES[connectErrno] ?? `errno ${connectErrno}`;
+      return {
+        ok: false,
+        error: `connect() failed in the client: ${named}`,
+        closedFirst: true,
+        notSent: "local error",
+      };
+    }
     const buf = new Uint8Array(512);
     let text = "", eof = false;
     while (!eof) {
@@ -167,7 +181,9 @@ export async function tcpFromSourcePort(
       const e = n < 0 ? errno() : 0;
       if (n > 0) text += new TextDecoder().decode(buf.subarray(0, n));
       else if (n === 0) eof = true;
-      else if (e !== EAGAIN) return failed(e, "recv");
+      // EAGAIN, or a value the runtime left in errno: wait for the socket again (an error
+      // recv() took leaves it closed, and the next recv() returns 0: no answer, a failure).
+      else if (PEER_ERRORS.has(e)) return failed(e, "recv");
       else if (!await waitFor(fd, POLLIN, deadline)) break;
     }
     const answer = parseEchoLine(text);
