@@ -105,31 +105,55 @@ function recordProgrammingLatency(deps: SyncDeps, triggerTimes: readonly number[
 }
 
 /**
- * Builds the function the bounded-frequency runner calls. Each family is synced on its own; a
- * failed family is logged and the first failure rethrown at the end so the runner retries.
+ * Whether a family's new snapshot leaves its applied rules as they are: not a full sync, no
+ * service port of the family changed, and the same service CIDRs as the last applied snapshot.
+ * Upstream syncs a family only when its own change trackers took a change (an EndpointSlice goes
+ * to the proxier of its address family alone), so a change of one family costs the other none.
+ */
+function leavesRulesAsApplied(state: ProxyState, last: ProxyState | undefined): boolean {
+  return last !== undefined && !state.forceFullSync && state.changed.size === 0 &&
+    state.serviceCIDRs.length === last.serviceCIDRs.length &&
+    state.serviceCIDRs.every((cidr, i) => cidr === last.serviceCIDRs[i]);
+}
+
+/**
+ * Builds the function the bounded-frequency runner calls. Each family is synced on its own,
+ * and only when its snapshot changes its rules or its last sync failed; a failed family is
+ * logged and the first failure rethrown at the end so the runner retries.
  */
 export function createSyncProxyRules(deps: SyncDeps): () => Promise<void> {
   const { tracker, logger, clock } = deps;
   /** The last applied snapshot per family, to find stale UDP flows. */
   const applied = new Map<IPFamily, ProxyState>();
+  /** Families whose last sync failed: their next one runs whatever the snapshot says. */
+  const failed = new Set<IPFamily>();
   const reconcileConntrack = conntrackReconciler(deps);
   let lastFullSync = clock.now();
 
-  /** Syncs one family; returns the report, or the error it failed with. */
+  /** Syncs one family; returns the report, the error it failed with, or that it had nothing to do. */
   const syncFamily = async (fb: FamilyBackend, fullSyncDue: boolean) => {
     const started = clock.now();
     const state = takeSnapshot(deps, fb.family, fullSyncDue);
     recordNoLocalEndpoints(deps.metrics, state);
+    if (!failed.has(fb.family) && leavesRulesAsApplied(state, applied.get(fb.family))) {
+      logger.debug(4, "No change for this family, its rules stay as applied", {
+        family: fb.family,
+      });
+      applied.set(fb.family, state);
+      return { unchanged: true };
+    }
     let report: SyncReport;
     try {
       report = await fb.backend.sync(state);
     } catch (err) {
+      failed.add(fb.family);
       const seconds = (clock.now() - started) / 1000;
       deps.metrics.syncDuration.observe({ ip_family: fb.family }, seconds);
       // A CommandError's message names the command line and carries its stderr.
       logger.error("Failed to apply proxy rules", { family: fb.family, err });
       return { error: err };
     }
+    failed.delete(fb.family);
     deps.flushed.delete(fb.family);
     // After every applied sync, the first one at start included: flows made while the proxy
     // was down or that the new rules made stale go; the previous snapshot names deleted services.
@@ -153,7 +177,7 @@ export function createSyncProxyRules(deps: SyncDeps): () => Promise<void> {
     for (const fb of deps.backends) {
       const result = await syncFamily(fb, fullSyncDue);
       if ("error" in result) failures.push(result.error);
-      else full ||= result.report.full;
+      else if ("report" in result) full ||= result.report.full;
     }
     if (full) lastFullSync = clock.now();
     deps.metrics.serviceChangesPending.set(0);

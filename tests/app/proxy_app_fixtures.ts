@@ -13,7 +13,7 @@ import { defaultConfig } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
 import { createProxyMetrics } from "../../lib/metrics/mod.ts";
 import { iptablesMode } from "../../lib/backends/iptables/mode.ts";
-import type { ProxyState } from "../../lib/proxy/mod.ts";
+import type { IPFamily, ProxyState } from "../../lib/proxy/mod.ts";
 import type { ObjectSink } from "../../lib/source/mod.ts";
 import { createFakeIptables } from "../support/fake_iptables.ts";
 import { FakeClock } from "../support/fake_clock.ts";
@@ -55,19 +55,21 @@ export function webSlice(ips: string[], triggerTime?: number): V1EndpointSlice {
 }
 
 /**
- * Starts the app (IPv4, legacy, min sync 1 s, sync 30 s) logging at `verbosity` into `lines`.
+ * Starts the app (IPv4 unless `families` says more, legacy, min sync 1 s, sync 30 s) logging at
+ * `verbosity` into `lines`.
  * While `broken.on`, every restore fails the way a kernel refusing the payload does.
  */
 export function setupProxyApp(
   verbosity = 2,
   syncAfter?: Promise<void>,
   wrapBackend: (backend: ProxyBackend) => ProxyBackend = (b) => b,
+  families: readonly IPFamily[] = ["IPv4"],
 ) {
   const clock = new FakeClock({ startMs: START });
   const ipt = createFakeIptables();
   const registry = new Registry();
   const metrics = createProxyMetrics(registry);
-  const familyMetrics = iptablesMode.registerMetrics(registry, {})("IPv4");
+  const familyMetrics = iptablesMode.registerMetrics(registry, {});
   const lines: string[] = [];
   const logger = createLogger({ verbosity, write: (l) => lines.push(l) });
   const applied: ProxyState[][] = [];
@@ -104,21 +106,24 @@ export function setupProxyApp(
       sink = s;
       return { start: () => Promise.resolve() };
     },
-    backends: [{
-      family: "IPv4",
-      metrics: familyMetrics,
-      backend: wrapBackend(createIptablesProxier({
-        ...iptablesRenderOptions({
-          ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
-          clusterCIDRs: ["10.0.0.0/8"],
-        }, "IPv4"),
-        family: "IPv4",
-        flavour: "legacy",
-        runner,
-        logger,
-        metrics: familyMetrics,
-      })),
-    }],
+    backends: families.map((family) => {
+      const familyMetric = familyMetrics(family);
+      return {
+        family,
+        metrics: familyMetric,
+        backend: wrapBackend(createIptablesProxier({
+          ...iptablesRenderOptions({
+            ...defaultConfig({ modeSections: MODE_CONFIG_SECTIONS }),
+            clusterCIDRs: family === "IPv4" ? ["10.0.0.0/8"] : ["fd00:10::/64"],
+          }, family),
+          family,
+          flavour: "legacy",
+          runner,
+          logger,
+          metrics: familyMetric,
+        })),
+      };
+    }),
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,
     logger,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { V1Node } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "../../lib/metrics/prom.ts";
 import { createProxyApp } from "../../lib/app/proxy_app.ts";
 import { createStateIntake } from "../../lib/app/state_intake.ts";
@@ -98,6 +98,65 @@ Deno.test("createProxyApp() keeps the old rules after a failed restore, counts i
       2,
       "first sync and the retry after the failure are full syncs",
     );
+  } finally {
+    await t.stop();
+  }
+});
+
+Deno.test("createProxyApp() on a dual-stack node syncs only the family a change is in, and retries a failed family alone", async () => {
+  const t = setup(2, undefined, undefined, ["IPv4", "IPv6"]);
+  const restoresOf = (cmd: string) => t.ipt.calls.filter((c) => c.cmd === cmd).length;
+  const v4 = () => restoresOf("iptables-legacy-restore");
+  const v6 = () => restoresOf("ip6tables-legacy-restore");
+  const dual: V1Service = {
+    metadata: { namespace: "demo", name: "dual" },
+    spec: {
+      clusterIP: "172.30.0.11",
+      clusterIPs: ["172.30.0.11", "fd00:30::11"],
+      ipFamilies: ["IPv4", "IPv6"],
+      ports: [{ name: "http", port: 80, protocol: "TCP" }],
+    },
+  };
+  const dualSlice6 = (ip: string): V1EndpointSlice => ({
+    metadata: {
+      namespace: "demo",
+      name: "dual-6",
+      labels: { "kubernetes.io/service-name": "dual" },
+    },
+    addressType: "IPv6",
+    ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+    endpoints: [{ addresses: [ip], conditions: { ready: true }, nodeName: "node1" }],
+  });
+  const nat6 = () => t.ipt.save("legacy", "IPv6", "nat");
+  try {
+    await t.start(webSlice(["10.0.1.2"]));
+    assert.deepEqual([v4(), v6()], [1, 1], "the first sync writes both families");
+
+    t.sink().onEvent({ kind: "EndpointSlice", type: "MODIFIED", object: webSlice(["10.0.2.2"]) });
+    await t.clock.advance(2000);
+    assert.deepEqual([v4(), v6()], [2, 1], "an IPv4 slice's change restores IPv4 alone");
+    assert.match(t.nat(), /10\.0\.2\.2:8080/);
+
+    // A dual-stack Service is in both families' rules.
+    t.sink().onEvent({ kind: "Service", type: "ADDED", object: dual });
+    await t.clock.advance(2000);
+    assert.deepEqual([v4(), v6()], [3, 2], "a dual-stack Service restores both");
+
+    // An IPv6 slice's change fails to apply: only IPv6 ran, and only IPv6 is retried, as a
+    // full sync, though the retry's snapshot holds no change.
+    t.ipt.failNextRestore("ip6tables-restore: line 3 failed");
+    t.sink().onEvent({ kind: "EndpointSlice", type: "ADDED", object: dualSlice6("fd00:10::1:2") });
+    await t.clock.advance(0);
+    assert.deepEqual([v4(), v6()], [3, 3], "the IPv6 change runs IPv6 alone");
+    assert.doesNotMatch(nat6(), /fd00:10::1:2/);
+    await t.clock.advance(2000);
+    assert.deepEqual([v4(), v6()], [3, 4], "the failed family is retried on its own");
+    assert.match(nat6(), /\[fd00:10::1:2\]:8080/, "the retry applies the change");
+    assert.match(t.lines.join("\n"), /"Synced proxy rules" family="IPv6" kind="full"[^\n]*$/m);
+
+    // Nothing of either family changed: no restore at all.
+    await t.clock.advance(5000);
+    assert.deepEqual([v4(), v6()], [3, 4]);
   } finally {
     await t.stop();
   }
