@@ -58,10 +58,10 @@ export function libc(): Deno.DynamicLibrary<typeof symbols>["symbols"] {
 /**
  * errno of the JS thread, as the last failed call left it: read through a view made when libc
  * was opened, so that nothing between the call and the read allocates (an allocation may run a
- * collection, whose own system calls would overwrite errno). The runtime may still overwrite it
- * between the call and the read: the emulated IPVS guest has read ENOENT after a nonblocking
- * connect() or recv(), neither of which can fail so. So a value that decides whether an attempt
- * failed is taken only when the call can give it (PEER_ERRORS), else the socket is asked.
+ * collection, whose own system calls would overwrite errno). The runtime can still overwrite it
+ * between the call and the read (ENOENT after a nonblocking connect() or recv(), which cannot
+ * fail so), so a value that decides whether an attempt failed is taken only when the call can
+ * give it (PEER_ERRORS); otherwise the socket is asked.
  */
 export function errno(): number {
   libc();
@@ -69,20 +69,20 @@ export function errno(): number {
 }
 
 /**
- * The errors a socket reports about its peer or the path to it (reset, refused, unreachable,
- * timed out): what a failed attempt is named by. EAGAIN and EINPROGRESS are not among them.
+ * The errors a socket reports about its peer or the path to it: what a failed attempt is named
+ * by. EAGAIN and EINPROGRESS are not among them. Linux x86-64 values.
  */
-export const PEER_ERRORS: ReadonlySet<number> = new Set([
-  32,
-  100,
-  101,
-  103,
-  104,
-  110,
-  111,
-  112,
-  113,
-]);
+export const PEER_ERRORS: ReadonlySet<number> = new Set(Object.values({
+  EPIPE: 32,
+  ENETDOWN: 100,
+  ENETUNREACH: 101,
+  ECONNABORTED: 103,
+  ECONNRESET: 104,
+  ETIMEDOUT: 110,
+  ECONNREFUSED: 111,
+  EHOSTDOWN: 112,
+  EHOSTUNREACH: 113,
+}));
 
 /** Whether `fd` is a connected socket (getpeername(2) succeeds; its errno is not needed). */
 export function isConnected(fd: number): boolean {
