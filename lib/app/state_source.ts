@@ -10,6 +10,7 @@ import {
   createTokenBucket,
   type KubeConfigChoice,
   loadKubeConfig,
+  PROTOBUF_MEDIA_TYPE,
   serverHost,
 } from "../k8s/mod.ts";
 import { errorMessage, type Logger } from "../log/mod.ts";
@@ -18,6 +19,21 @@ import { CommandFailure } from "./command_failure.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
 
 /** Builds a source for the sink the app hands over. */
+/** client-go's Accept: acceptContentTypes when set, else contentType (protobuf by default). */
+function acceptedTypes(connection: ProxyConfig["clientConnection"]): string {
+  return connection.acceptContentTypes !== ""
+    ? connection.acceptContentTypes
+    : connection.contentType;
+}
+
+/**
+ * Whether Services and EndpointSlices are listed in protobuf: when the accepted types name it,
+ * as upstream's default contentType does. Other kinds and every watch are JSON either way.
+ */
+export function listsInProtobufFor(connection: ProxyConfig["clientConnection"]): boolean {
+  return acceptedTypes(connection).includes(PROTOBUF_MEDIA_TYPE);
+}
+
 export type SourceFactory = (sink: ObjectSink) => ObjectSource;
 
 /** Seams of createStateSource (tests point the in-cluster files and env elsewhere). */
@@ -76,12 +92,12 @@ export function createStateSource(
       1,
     );
   }
-  if (connection.contentType !== "" && !connection.contentType.includes("json")) {
-    // Protobuf is upstream's default, so this is routine: say it only at -v=2.
-    logger.debug(2, "Content type is not supported; using JSON", {
-      contentType: connection.contentType,
-    });
-  }
+  const protobufLists = listsInProtobufFor(connection);
+  logger.debug(2, "API encodings", {
+    accepts: acceptedTypes(connection),
+    lists: protobufLists ? "Services and EndpointSlices in protobuf, the rest in JSON" : "JSON",
+    watches: "JSON",
+  });
   logger.info("Using the API server", {
     server: loaded.server,
     from: loaded.origin,
@@ -104,6 +120,7 @@ export function createStateSource(
       sink,
       logger,
       postStartingEvent,
+      protobufLists,
       ...(metrics ? { onHandlerError: (kind) => metrics.watchHandlerFailures.inc({ kind }) } : {}),
     });
 }

@@ -26,6 +26,7 @@ export interface ApiSourceOptions extends
     | "pageSize"
     | "idleTimeoutMs"
     | "minWatchTimeoutSeconds"
+    | "protobufLists"
   > {
   /** This node: its Node is watched by name and named in the Starting event. */
   readonly nodeName: string;

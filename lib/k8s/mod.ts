@@ -6,3 +6,4 @@ export { createReflector, type ReflectorStats } from "./reflector.ts";
 export { proxyResources } from "./resources.ts";
 export { createKubeTransport, resolveCredentials } from "./transport.ts";
 export { type KubeObject } from "./watch_lines.ts";
+export { PROTOBUF_MEDIA_TYPE } from "./_protobuf_meta.ts";

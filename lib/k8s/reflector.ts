@@ -20,6 +20,7 @@ import { Backoff, type BackoffOptions } from "./_backoff.ts";
 import { objectKey } from "./_relist_diff.ts";
 import { stripManagedFields } from "./_strip_managed_fields.ts";
 import { fetchListPage } from "./_list_page.ts";
+import { listsInProtobuf } from "./_list_protobuf.ts";
 import { type ResourceSpec, watchTimeoutSeconds } from "./resources.ts";
 import type { ApiTransport } from "./transport.ts";
 import type { KubeObject, WatchEvent } from "./watch_lines.ts";
@@ -74,6 +75,12 @@ export interface ReflectorOptions {
   readonly minWatchTimeoutSeconds?: number;
   /** A list page that has not fully arrived after this long is abandoned. Default 60 s. */
   readonly listTimeoutMs?: number;
+  /**
+   * Ask for lists in protobuf, as upstream's default content type does, where the kind can be
+   * read in it (Services, EndpointSlices: lib/k8s/_list_protobuf.ts); JSON stays acceptable.
+   * Watches are JSON. Default true.
+   */
+  readonly protobufLists?: boolean;
 }
 
 /** A running (or startable) list+watch loop. */
@@ -294,6 +301,7 @@ class ListWatchReflector implements Reflector {
           label,
           signal,
           page: { limit, continueToken, resourceVersion: askedRV },
+          protobuf: (this.#options.protobufLists ?? true) && listsInProtobuf(resource.kind),
         });
       } catch (err) {
         // client-go: a list that hit 410 or a too-large RV is retried as a consistent read.

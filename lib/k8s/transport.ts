@@ -22,6 +22,8 @@ export interface ApiRequest {
   readonly query?: Readonly<Record<string, string>>;
   /** Sent as JSON. */
   readonly body?: unknown;
+  /** The Accept header; default JSON alone. */
+  readonly accept?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -34,6 +36,8 @@ export interface ApiResponse {
   readonly body: ReadableStream<Uint8Array> | null;
   /** Reads the whole body as text. */
   text(): Promise<string>;
+  /** Reads the whole body as bytes. */
+  bytes(): Promise<Uint8Array>;
   /** Releases the body and the connection; safe to call more than once. */
   close(): Promise<void>;
 }
@@ -137,7 +141,7 @@ export function createKubeTransport(
           client,
           headers: {
             ...credentials.headers,
-            Accept: "application/json",
+            Accept: request.accept ?? "application/json",
             "User-Agent": userAgent,
             ...(request.body !== undefined ? { "Content-Type": "application/json" } : {}),
           },
@@ -156,21 +160,23 @@ export function createKubeTransport(
       const headers: Record<string, string> = {};
       response.headers.forEach((value, name) => headers[name.toLowerCase()] = value);
       const body = response.body;
+      const read = async <T>(whole: Promise<T>): Promise<T> => {
+        try {
+          return await whole;
+        } catch (err) {
+          if (request.signal?.aborted) throw err;
+          throw new ApiConnectionError(
+            `Cannot read the answer of ${server}: ${messageWithCause(err)}`,
+            { cause: err },
+          );
+        }
+      };
       return {
         status: response.status,
         headers,
         body,
-        async text() {
-          try {
-            return await response.text();
-          } catch (err) {
-            if (request.signal?.aborted) throw err;
-            throw new ApiConnectionError(
-              `Cannot read the answer of ${server}: ${messageWithCause(err)}`,
-              { cause: err },
-            );
-          }
-        },
+        text: () => read(response.text()),
+        bytes: () => read(response.bytes()),
         async close() {
           if (body && !body.locked) await body.cancel().catch(() => {});
           closeClient();

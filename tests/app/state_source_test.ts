@@ -51,8 +51,12 @@ Deno.test("createStateSource() watches the API server of --kubeconfig otherwise"
     const source = createStateSource(config, logger)(sink);
     assert.equal(typeof (source as { stats?: unknown }).stats, "function");
     assert.ok(logger.lines.some((l) => l.includes("Using the API server")));
-    // The default content type is protobuf, which this client does not speak.
-    assert.ok(logger.lines.some((l) => l.includes("Content type is not supported; using JSON")));
+    // The default content type is protobuf: the two big lists ask for it.
+    assert.ok(
+      logger.lines.some((l) =>
+        l.includes("API encodings") && l.includes("Services and EndpointSlices in protobuf")
+      ),
+    );
   });
 });
 

@@ -5,6 +5,7 @@
  * IP plan: node 192.168.0.2, pods 10.0.0.0/8, service IPs 172.30.0.0/16.
  */
 import assert from "node:assert/strict";
+import { listsInProtobufFor } from "../../lib/app/state_source.ts";
 import { trackerSettings } from "../../lib/app/tracker_settings.ts";
 import { commonRenderOptions, featureEnabled } from "../../lib/config/mod.ts";
 import { createProxyTracker } from "../../lib/proxy/mod.ts";
@@ -185,11 +186,13 @@ const EFFECTS: Record<string, Effect> = {
       ["--kube-api-burst=-1"],
       /^Invalid --kube-api-burst "-1": expected an integer of 0 or more/,
     ),
-  "kube-api-content-type": () =>
-    assert.equal(
-      parse(["--kube-api-content-type=application/json"]).config.clientConnection.contentType,
-      "application/json",
-    ),
+  "kube-api-content-type": () => {
+    // Upstream's default asks for protobuf: Services and EndpointSlices are listed in it.
+    assert.equal(listsInProtobufFor(parse([]).config.clientConnection), true);
+    const json = parse(["--kube-api-content-type=application/json"]).config.clientConnection;
+    assert.equal(json.contentType, "application/json");
+    assert.equal(listsInProtobufFor(json), false);
+  },
   "kube-api-qps": () =>
     assert.equal(parse(["--kube-api-qps=2.5"]).config.clientConnection.qps, 2.5),
   kubeconfig: () => {

@@ -109,6 +109,8 @@ export interface ApiScenarioOptions {
   readonly objects?: readonly unknown[];
   /** Runs before the source starts (e.g. to queue faults for the first lists). */
   readonly beforeStart?: (server: TestApiServer) => void;
+  /** The source's protobufLists (default: its own default). */
+  readonly protobufLists?: boolean;
 }
 
 /** A Service in namespace "ns" with one TCP port. */
@@ -168,6 +170,7 @@ export async function withApiSource(
       idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
       pageSize: options.pageSize ?? 500,
       minWatchTimeoutSeconds: options.minWatchTimeoutSeconds ?? 300,
+      ...(options.protobufLists !== undefined ? { protobufLists: options.protobufLists } : {}),
     });
     running = source.start(ac.signal);
     await body({ server, sink, logs: logger.lines, stats: () => source.stats() });

@@ -89,6 +89,7 @@ function reply(status: number, text: string, headers: Record<string, string> = {
     headers,
     body: null,
     text: () => Promise.resolve(text),
+    bytes: () => Promise.resolve(enc.encode(text)),
     close: () => Promise.resolve(),
   };
 }

@@ -23,6 +23,20 @@ export interface RequestRecord {
   readonly user?: string;
   /** HTTP status sent (200 for a watch that started, 0 for an injected hang). */
   status: number;
+  /** The Accept header, when the request had one. */
+  readonly accept?: string;
+}
+
+/**
+ * An answer given as it was captured from a real kube-apiserver (tests/k8s/fixtures), in place
+ * of the one the server would make: its bytes, sent with `contentType`.
+ */
+export interface CapturedAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Uint8Array;
+  /** Only requests matching this get it (default: any resource request). */
+  readonly match?: RequestMatch;
 }
 
 /** Options of `failNext`. */
@@ -51,6 +65,7 @@ export function requestMatches(r: RequestRecord, m: RequestMatch): boolean {
 /** Queue of injected failures plus the log of requests. */
 export class Faults {
   readonly #pending: PendingFault[] = [];
+  readonly #captured: CapturedAnswer[] = [];
   readonly log: RequestRecord[] = [];
 
   /** The next `n` matching requests fail with `status`. */
@@ -58,9 +73,22 @@ export class Faults {
     this.#pending.push({ remaining: n, status, opts });
   }
 
-  /** Drops every pending injected failure. */
+  /** The next matching request gets `answer` instead of the server's own. */
+  answerNext(answer: CapturedAnswer): void {
+    this.#captured.push(answer);
+  }
+
+  /** Drops every pending injected failure and captured answer. */
   clear(): void {
     this.#pending.length = 0;
+    this.#captured.length = 0;
+  }
+
+  /** The captured answer for this request, consumed. */
+  takeAnswer(r: RequestRecord): CapturedAnswer | undefined {
+    if (r.resource === undefined) return undefined;
+    const i = this.#captured.findIndex((a) => requestMatches(r, a.match ?? {}));
+    return i < 0 ? undefined : this.#captured.splice(i, 1)[0];
   }
 
   /** The fault that applies to this request, consuming one use of it. */

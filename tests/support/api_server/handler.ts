@@ -27,6 +27,7 @@ export interface ApiRequest {
   /** CN of a client certificate that verified against the CA. */
   readonly certCommonName?: string;
   readonly body: string;
+  readonly accept?: string;
 }
 
 /** What to send back; status 0 means "never answer" (an injected hang). */
@@ -82,6 +83,7 @@ export function handleApiRequest(ctx: HandlerContext, req: ApiRequest): Reply {
     verb,
     status: 0,
     ...(path ? { resource: path.type.resource } : {}),
+    ...(req.accept !== undefined ? { accept: req.accept } : {}),
   };
   ctx.faults.log.push(record);
   const reply = route(ctx, req, url, path, verb, record);
@@ -113,6 +115,14 @@ function route(
         { kind: path?.type.resource ?? "" },
       ),
     );
+  }
+  const captured = ctx.faults.takeAnswer(record);
+  if (captured !== undefined) {
+    return {
+      status: captured.status,
+      body: captured.body,
+      headers: { "content-type": captured.contentType },
+    };
   }
   const fault = ctx.faults.take(record);
   if (fault !== undefined) {

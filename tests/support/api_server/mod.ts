@@ -18,7 +18,7 @@
  */
 export * from "./auth.ts";
 export * from "./certs.ts";
-export type { FailOptions, RequestMatch, RequestRecord } from "./faults.ts";
+export type { CapturedAnswer, FailOptions, RequestMatch, RequestRecord } from "./faults.ts";
 export {
   type RestartOptions,
   startTestApiServer,

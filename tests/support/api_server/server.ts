@@ -314,6 +314,7 @@ export class TestApiServer {
           : null,
         body,
         ...(cn !== undefined ? { certCommonName: cn } : {}),
+        ...(typeof req.headers.accept === "string" ? { accept: req.headers.accept } : {}),
       });
       if ("watch" in reply) {
         res.writeHead(200, {
@@ -339,6 +340,11 @@ export class TestApiServer {
         return;
       }
       if (reply.status === 0) return;
+      if (reply.body instanceof Uint8Array) {
+        res.writeHead(reply.status, { ...(reply.headers ?? {}) });
+        res.end(reply.body);
+        return;
+      }
       const text = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
       res.writeHead(reply.status, {
         "content-type": typeof reply.body === "string"
