@@ -36,9 +36,10 @@ export function splitListProtobuf(bytes: Uint8Array, kind: ObjectKind): ListText
     throw new ProtobufError(`a ${kind} list answered with kind ${JSON.stringify(envelope.kind)}`);
   }
   const { metadata, items } = readList(envelope.raw);
+  const shared = new Map<string, string>();
   return {
     rest: { apiVersion: envelope.apiVersion, kind: envelope.kind, metadata, items: [] },
     count: items.length / 2,
-    item: (i) => readItem(new ProtoReader(bytes, items[2 * i]!, items[2 * i + 1]!)),
+    item: (i) => readItem(new ProtoReader(bytes, items[2 * i]!, items[2 * i + 1]!, shared)),
   };
 }

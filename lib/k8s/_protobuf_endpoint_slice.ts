@@ -23,7 +23,7 @@ function readConditions(r: ProtoReader): Record<string, unknown> {
 function readHintName(r: ProtoReader): Record<string, unknown> {
   let name = "";
   for (let f = r.next(); f !== 0; f = r.next()) {
-    if (f === 1) name = r.string();
+    if (f === 1) name = r.sharedString();
     else r.skip();
   }
   return { name };
@@ -52,10 +52,10 @@ function readEndpoint(r: ProtoReader): Record<string, unknown> {
         endpoint.conditions = readConditions(r.message());
         break;
       case 6:
-        endpoint.nodeName = r.string(); // a pointer in Go, as are zone and hints
+        endpoint.nodeName = r.sharedString(); // a pointer in Go, as are zone and hints
         break;
       case 7:
-        endpoint.zone = r.string();
+        endpoint.zone = r.sharedString();
         break;
       case 8:
         endpoint.hints = readHints(r.message());
@@ -72,8 +72,8 @@ function readEndpoint(r: ProtoReader): Record<string, unknown> {
 function readPort(r: ProtoReader): Record<string, unknown> {
   const port: Record<string, unknown> = {};
   for (let f = r.next(); f !== 0; f = r.next()) {
-    if (f === 1) port.name = r.string();
-    else if (f === 2) port.protocol = r.string();
+    if (f === 1) port.name = r.sharedString();
+    else if (f === 2) port.protocol = r.sharedString();
     else if (f === 3) port.port = r.int32();
     else r.skip();
   }
@@ -89,7 +89,7 @@ export function readEndpointSlice(r: ProtoReader): Record<string, unknown> {
     if (f === 1) slice.metadata = readObjectMeta(r.message());
     else if (f === 2) (endpoints ??= []).push(readEndpoint(r.message()));
     else if (f === 3) (ports ??= []).push(readPort(r.message()));
-    else if (f === 4) slice.addressType = r.string();
+    else if (f === 4) slice.addressType = r.sharedString();
     else r.skip();
   }
   if (endpoints !== undefined) slice.endpoints = endpoints;

@@ -86,8 +86,8 @@ export function readMapEntry(r: ProtoReader, target: Record<string, string>): vo
   const e = r.message();
   let key = "", value = "";
   for (let f = e.next(); f !== 0; f = e.next()) {
-    if (f === 1) key = e.string();
-    else if (f === 2) value = e.string();
+    if (f === 1) key = e.sharedString();
+    else if (f === 2) value = e.sharedString();
     else e.skip();
   }
   target[key] = value;
@@ -107,7 +107,7 @@ export function readObjectMeta(r: ProtoReader): Record<string, unknown> {
         setString(meta, "name", r.string());
         break;
       case 3:
-        setString(meta, "namespace", r.string());
+        setString(meta, "namespace", r.sharedString());
         break;
       case 5:
         setString(meta, "uid", r.string());

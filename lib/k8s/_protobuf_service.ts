@@ -18,8 +18,8 @@ function pushObject(target: Record<string, unknown>, key: string, value: unknown
 function readServicePort(r: ProtoReader): Record<string, unknown> {
   const port: Record<string, unknown> = {};
   for (let f = r.next(); f !== 0; f = r.next()) {
-    if (f === 1) setString(port, "name", r.string());
-    else if (f === 2) setString(port, "protocol", r.string());
+    if (f === 1) setString(port, "name", r.sharedString());
+    else if (f === 2) setString(port, "protocol", r.sharedString());
     // `port` has no omitempty: JSON writes it even when 0.
     else if (f === 3) port.port = r.int32();
     else if (f === 5) setNumber(port, "nodePort", r.int32());
@@ -57,19 +57,19 @@ function readSpec(r: ProtoReader): Record<string, unknown> {
         setString(spec, "clusterIP", r.string());
         break;
       case 4:
-        setString(spec, "type", r.string());
+        setString(spec, "type", r.sharedString());
         break;
       case 5:
         pushString(spec, "externalIPs", r);
         break;
       case 7:
-        setString(spec, "sessionAffinity", r.string());
+        setString(spec, "sessionAffinity", r.sharedString());
         break;
       case 9:
         pushString(spec, "loadBalancerSourceRanges", r);
         break;
       case 11:
-        setString(spec, "externalTrafficPolicy", r.string());
+        setString(spec, "externalTrafficPolicy", r.sharedString());
         break;
       case 12:
         setNumber(spec, "healthCheckNodePort", r.int32());
@@ -82,7 +82,7 @@ function readSpec(r: ProtoReader): Record<string, unknown> {
         break;
       case 22:
         // A pointer in Go: sent, and written to JSON, whenever set.
-        spec.internalTrafficPolicy = r.string();
+        spec.internalTrafficPolicy = r.sharedString();
         break;
       default:
         r.skip();

@@ -32,11 +32,19 @@ export class ProtoReader {
   wireType = 0;
   /** Bits 32-63 of the last varint read by varint(). */
   #high = 0;
+  /** One instance of each value read by sharedString(), for the whole answer. */
+  readonly #shared: Map<string, string>;
 
-  constructor(bytes: Uint8Array, start = 0, end = bytes.length) {
+  constructor(
+    bytes: Uint8Array,
+    start = 0,
+    end = bytes.length,
+    shared: Map<string, string> = new Map(),
+  ) {
     this.bytes = bytes;
     this.pos = start;
     this.end = end;
+    this.#shared = shared;
   }
 
   /** The next field's number, 0 when the message has no more fields. */
@@ -101,23 +109,33 @@ export class ProtoReader {
   string(): string {
     this.#expect(LENGTH_DELIMITED);
     const start = this.#span(), end = this.pos, b = this.bytes;
-    if (end - start <= SHORT_STRING) {
-      let s = "";
-      for (let i = start; i < end; i++) {
-        const c = b[i]!;
-        if (c >= 0x80) return utf8.decode(b.subarray(start, end));
-        s += String.fromCharCode(c);
-      }
-      return s;
+    if (end - start > SHORT_STRING) return utf8.decode(b.subarray(start, end));
+    for (let i = start; i < end; i++) {
+      if (b[i]! >= 0x80) return utf8.decode(b.subarray(start, end));
     }
-    return utf8.decode(b.subarray(start, end));
+    // One flat string: appended a character at a time it would be a chain of cons strings,
+    // several times its size for as long as the tracker keeps it.
+    return String.fromCharCode.apply(null, b.subarray(start, end) as unknown as number[]);
+  }
+
+  /**
+   * A string field whose values repeat across objects (node names, zones, protocols, label
+   * keys): every occurrence in the answer is the same string, as JSON.parse's are, instead of
+   * one copy per endpoint for as long as the tracker keeps it.
+   */
+  sharedString(): string {
+    const s = this.string();
+    const known = this.#shared.get(s);
+    if (known !== undefined) return known;
+    this.#shared.set(s, s);
+    return s;
   }
 
   /** An embedded message's fields, as a reader of their own. */
   message(): ProtoReader {
     this.#expect(LENGTH_DELIMITED);
     const start = this.#span();
-    return new ProtoReader(this.bytes, start, this.pos);
+    return new ProtoReader(this.bytes, start, this.pos, this.#shared);
   }
 
   /** A bytes field's bounds [start, end) within `bytes`, consumed. */
