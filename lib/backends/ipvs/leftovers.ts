@@ -34,7 +34,13 @@ import {
   type JumpRule,
   type KeptIptablesState,
 } from "../../netfilter/mod.ts";
-import { deleteIpvsDevice, destroyIpsets } from "./cleanup.ts";
+import {
+  deleteIpvsDevice,
+  destroyIpsets,
+  KUBE_IPVS_DEVICE,
+  parseIpsetNames,
+  parseLinkNames,
+} from "./cleanup.ts";
 import { KUBE_IPSET_NAMES } from "./_ipset_names.ts";
 import { parseIpsetSave } from "./_ipset_parser.ts";
 import { parseIpvsadmSave, splitHostPort } from "./ipvsadm_parser.ts";
@@ -218,10 +224,44 @@ async function removeVirtualServers(runner: CommandRunner, logger: Logger): Prom
 }
 
 /**
+ * Whether IPVS mode may have left rules in iptables, from the node's links and ipsets (null: they
+ * could not be listed). IPVS mode makes kube-ipvs0 and its ipsets before any rule, its rules
+ * match on those sets, and the kernel refuses to destroy a set a rule still uses; its cleanup
+ * (upstream's and ours) removes the rules before the sets. So with neither the device nor one of
+ * its sets on the node, IPVS mode left no rule, and iptables mode need not read every table
+ * (its own service chains with them: the whole nat table) to look for one.
+ */
+export function mayHoldIpvsRules(
+  links: readonly string[] | null,
+  ipsets: readonly string[] | null,
+): boolean {
+  if (links === null || ipsets === null) return true;
+  return links.includes(KUBE_IPVS_DEVICE) || ipsets.some((n) => KUBE_IPSET_NAMES.has(n));
+}
+
+/** The node's link and ipset names; null for a list that failed or could not be read. */
+async function ipvsTraces(runner: CommandRunner): Promise<[string[] | null, string[] | null]> {
+  const names = async (cmd: string, args: string[], parse: (out: string) => string[]) => {
+    const out = await runner({ cmd, args });
+    if (out.code !== 0) return null;
+    try {
+      return parse(out.stdout);
+    } catch {
+      return null; // unreadable: counted as "may hold rules", so the tables are read
+    }
+  };
+  return [
+    await names("ip", ["-j", "link", "show"], parseLinkNames),
+    await names("ipset", ["list", "-n"], parseIpsetNames),
+  ];
+}
+
+/**
  * Removes IPVS mode's leftovers for the running mode: with `keep` (iptables mode), first the
  * iptables chains and jumps of IPVS mode the running mode does not write, so that no rule
- * references the ipsets; then IPVS mode's virtual servers (its flows handed over first), the
- * kube-ipvs0 device and its ipsets. Every step is tried; the first failure is thrown.
+ * references the ipsets (only where IPVS mode may have left any: mayHoldIpvsRules); then IPVS
+ * mode's virtual servers (its flows handed over first), the kube-ipvs0 device and its ipsets.
+ * Every step is tried; the first failure is thrown.
  */
 export async function removeIpvsModeLeftovers(
   runner: CommandRunner,
@@ -230,9 +270,11 @@ export async function removeIpvsModeLeftovers(
 ): Promise<void> {
   let first: Error | null = null;
   if (keep !== undefined) {
-    await cleanupIptables(runner, logger, keep).catch((err: Error) => {
-      first = err;
-    });
+    if (mayHoldIpvsRules(...await ipvsTraces(runner))) {
+      await cleanupIptables(runner, logger, keep).catch((err: Error) => {
+        first = err;
+      });
+    } else logger.debug(2, "Neither kube-ipvs0 nor an IPVS mode ipset is here: no IPVS rules");
   }
   for (const step of [removeVirtualServers, deleteIpvsDevice, destroyIpsets]) {
     first ??= await step(runner, logger);

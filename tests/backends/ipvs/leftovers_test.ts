@@ -4,6 +4,7 @@ import { IPTABLES_JUMP_CHAINS, jumpInsertLine } from "../../../lib/netfilter/mod
 import { KUBE_IPVS_DEVICE } from "../../../lib/backends/ipvs/cleanup.ts";
 import {
   IPVS_MODE_KEPT_IPTABLES,
+  mayHoldIpvsRules,
   ownedByIpvsMode,
   parseIpvsConnections,
   parseIpvsOwnership,
@@ -242,6 +243,38 @@ Deno.test("removeIpvsLeftoversForIptablesMode() without IPVS in the kernel still
   await removeIpvsLeftoversForIptablesMode(noIpvs);
   assert.ok(!node.ip.links.has(KUBE_IPVS_DEVICE));
   assert.deepEqual([...node.ipset.sets.keys()], ["my-allowlist"]);
+});
+
+Deno.test("mayHoldIpvsRules() reads the tables unless neither kube-ipvs0 nor an IPVS mode set is there", () => {
+  assert.equal(mayHoldIpvsRules(["lo", "eth0"], ["my-allowlist"]), false);
+  assert.equal(mayHoldIpvsRules(["lo", KUBE_IPVS_DEVICE], []), true);
+  assert.equal(mayHoldIpvsRules(["lo"], ["KUBE-CLUSTER-IP"]), true);
+  assert.equal(mayHoldIpvsRules(null, []), true, "links not listed: read");
+  assert.equal(mayHoldIpvsRules(["lo"], null), true, "sets not listed: read");
+});
+
+Deno.test("iptables mode removes IPVS mode's rules left with its sets after kube-ipvs0 went", async () => {
+  const node = ipvsNode();
+  await seedIpvsMode(node);
+  iptablesModeFirstSync(node);
+  await node.run({ cmd: "ip", args: ["link", "del", KUBE_IPVS_DEVICE] });
+  await removeIpvsLeftoversForIptablesMode(node.run);
+  const saved = node.ipt.save("legacy", "IPv4");
+  assert.doesNotMatch(saved, /KUBE-NODE-PORT\b|KUBE-IPVS-FILTER|kube-proxy firewall rules/);
+  assert.match(saved, /-A KUBE-SERVICES .* -j KUBE-SVC-ABC/);
+  assert.deepEqual([...node.ipset.sets.keys()], ["my-allowlist"]);
+});
+
+Deno.test("iptables mode on a node IPVS mode never ran on leaves every table as it is", async () => {
+  const node = ipvsNode();
+  iptablesModeFirstSync(node);
+  const before = ["IPv4", "IPv6"].map((f) => node.ipt.save("legacy", f as "IPv4"));
+  const failing: CommandRunner = (input) =>
+    /-save$/.test(input.cmd)
+      ? Promise.resolve({ code: 1, stdout: "", stderr: "no table read expected" })
+      : node.run(input);
+  await removeIpvsLeftoversForIptablesMode(failing);
+  assert.deepEqual(["IPv4", "IPv6"].map((f) => node.ipt.save("legacy", f as "IPv4")), before);
 });
 
 Deno.test("ipvs mode removes iptables mode's chains and jumps it does not write, keeping its own and others'", async () => {
