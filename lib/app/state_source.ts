@@ -18,7 +18,6 @@ import { createManifestSource, type ObjectSink, type ObjectSource } from "../sou
 import { CommandFailure } from "./command_failure.ts";
 import type { ProxyMetrics } from "../metrics/mod.ts";
 
-/** Builds a source for the sink the app hands over. */
 /** client-go's Accept: acceptContentTypes when set, else contentType (protobuf by default). */
 function acceptedTypes(connection: ProxyConfig["clientConnection"]): string {
   return connection.acceptContentTypes !== ""
@@ -34,6 +33,7 @@ export function listsInProtobufFor(connection: ProxyConfig["clientConnection"]):
   return acceptedTypes(connection).includes(PROTOBUF_MEDIA_TYPE);
 }
 
+/** Builds a source for the sink the app hands over. */
 export type SourceFactory = (sink: ObjectSink) => ObjectSource;
 
 /** Seams of createStateSource (tests point the in-cluster files and env elsewhere). */

@@ -224,14 +224,15 @@ async function removeVirtualServers(runner: CommandRunner, logger: Logger): Prom
 }
 
 /**
- * Whether IPVS mode may have left rules in iptables, from the node's links and ipsets (null: they
- * could not be listed). IPVS mode makes kube-ipvs0 and its ipsets before any rule, its rules
- * match on those sets, and the kernel refuses to destroy a set a rule still uses; its cleanup
- * (upstream's and ours) removes the rules before the sets. So with neither the device nor one of
- * its sets on the node, IPVS mode left no rule, and iptables mode need not read every table
- * (its own service chains with them: the whole nat table) to look for one.
+ * Whether IPVS mode may have left anything, from the node's links and ipsets (null: they could
+ * not be listed). IPVS mode makes kube-ipvs0 and its ipsets before any rule or virtual server;
+ * its rules match on those sets, and the kernel refuses to destroy a set a rule still uses, so
+ * every cleanup (upstream's and ours) removes the rules first; and a virtual server is IPVS
+ * mode's only by its address on the device or in a set (ownedByIpvsMode). So with neither the
+ * device nor one of its sets on the node, IPVS mode left nothing, and the running mode need not
+ * read every table (its own service chains with them: the whole nat table) to look for it.
  */
-export function mayHoldIpvsRules(
+export function mayHoldIpvsState(
   links: readonly string[] | null,
   ipsets: readonly string[] | null,
 ): boolean {
@@ -247,7 +248,7 @@ async function ipvsTraces(runner: CommandRunner): Promise<[string[] | null, stri
     try {
       return parse(out.stdout);
     } catch {
-      return null; // unreadable: counted as "may hold rules", so the tables are read
+      return null; // unreadable: counted as "may have left something", so every step runs
     }
   };
   return [
@@ -257,24 +258,26 @@ async function ipvsTraces(runner: CommandRunner): Promise<[string[] | null, stri
 }
 
 /**
- * Removes IPVS mode's leftovers for the running mode: with `keep` (iptables mode), first the
- * iptables chains and jumps of IPVS mode the running mode does not write, so that no rule
- * references the ipsets (only where IPVS mode may have left any: mayHoldIpvsRules); then IPVS
- * mode's virtual servers (its flows handed over first), the kube-ipvs0 device and its ipsets.
- * Every step is tried; the first failure is thrown.
+ * Removes IPVS mode's leftovers for the running mode, where it may have left any
+ * (mayHoldIpvsState): with `keep` (iptables mode), first the iptables chains and jumps of IPVS
+ * mode the running mode does not write, so that no rule references the ipsets; then IPVS mode's
+ * virtual servers (its flows handed over first), the kube-ipvs0 device and its ipsets. Every
+ * step is tried; the first failure is thrown.
  */
 export async function removeIpvsModeLeftovers(
   runner: CommandRunner,
   logger: Logger = silentLogger,
   keep?: KeptIptablesState,
 ): Promise<void> {
+  if (!mayHoldIpvsState(...await ipvsTraces(runner))) {
+    logger.debug(2, "Neither kube-ipvs0 nor an IPVS mode ipset is here: no IPVS mode leftovers");
+    return;
+  }
   let first: Error | null = null;
   if (keep !== undefined) {
-    if (mayHoldIpvsRules(...await ipvsTraces(runner))) {
-      await cleanupIptables(runner, logger, keep).catch((err: Error) => {
-        first = err;
-      });
-    } else logger.debug(2, "Neither kube-ipvs0 nor an IPVS mode ipset is here: no IPVS rules");
+    await cleanupIptables(runner, logger, keep).catch((err: Error) => {
+      first = err;
+    });
   }
   for (const step of [removeVirtualServers, deleteIpvsDevice, destroyIpsets]) {
     first ??= await step(runner, logger);

@@ -4,7 +4,7 @@ import { IPTABLES_JUMP_CHAINS, jumpInsertLine } from "../../../lib/netfilter/mod
 import { KUBE_IPVS_DEVICE } from "../../../lib/backends/ipvs/cleanup.ts";
 import {
   IPVS_MODE_KEPT_IPTABLES,
-  mayHoldIpvsRules,
+  mayHoldIpvsState,
   ownedByIpvsMode,
   parseIpvsConnections,
   parseIpvsOwnership,
@@ -245,12 +245,12 @@ Deno.test("removeIpvsLeftoversForIptablesMode() without IPVS in the kernel still
   assert.deepEqual([...node.ipset.sets.keys()], ["my-allowlist"]);
 });
 
-Deno.test("mayHoldIpvsRules() reads the tables unless neither kube-ipvs0 nor an IPVS mode set is there", () => {
-  assert.equal(mayHoldIpvsRules(["lo", "eth0"], ["my-allowlist"]), false);
-  assert.equal(mayHoldIpvsRules(["lo", KUBE_IPVS_DEVICE], []), true);
-  assert.equal(mayHoldIpvsRules(["lo"], ["KUBE-CLUSTER-IP"]), true);
-  assert.equal(mayHoldIpvsRules(null, []), true, "links not listed: read");
-  assert.equal(mayHoldIpvsRules(["lo"], null), true, "sets not listed: read");
+Deno.test("mayHoldIpvsState() reads the tables unless neither kube-ipvs0 nor an IPVS mode set is there", () => {
+  assert.equal(mayHoldIpvsState(["lo", "eth0"], ["my-allowlist"]), false);
+  assert.equal(mayHoldIpvsState(["lo", KUBE_IPVS_DEVICE], []), true);
+  assert.equal(mayHoldIpvsState(["lo"], ["KUBE-CLUSTER-IP"]), true);
+  assert.equal(mayHoldIpvsState(null, []), true, "links not listed: read");
+  assert.equal(mayHoldIpvsState(["lo"], null), true, "sets not listed: read");
 });
 
 Deno.test("iptables mode removes IPVS mode's rules left with its sets after kube-ipvs0 went", async () => {
